@@ -1,0 +1,9 @@
+"""agent-memory's core library: a SQLite-backed long-term memory for AI agents."""
+
+from .clock import FixedClock, SystemClock
+from .errors import MemoryCoreError
+from .service import MemoryService, Session
+from .settings import Settings, load_settings
+
+__all__ = ["FixedClock", "MemoryCoreError", "MemoryService", "Session", "Settings", "SystemClock", "load_settings"]
+__version__ = "0.1.0"

@@ -1,0 +1,143 @@
+"""The ``agent-memory`` command line: manage a store without writing Python or SQL."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+DEFAULT_PATH = os.environ.get("MEMORY_STORE", "var/memory.sqlite")
+
+
+def _open(args, **kwargs):
+    from memory_core import MemoryService, load_settings
+
+    return MemoryService.open(args.path, load_settings(), **kwargs)
+
+
+def cmd_init(args) -> int:
+    with _open(args) as service:
+        stats = service.stats()
+    print(f"store ready at {args.path} (embedder {stats['embedder']['model']}, {stats['records']} records)")
+    return 0
+
+
+def cmd_stats(args) -> int:
+    with _open(args) as service:
+        print(json.dumps(service.stats(), indent=2))
+    return 0
+
+
+def cmd_grant(args) -> int:
+    with _open(args) as service:
+        result = service.grant(args.agent, args.scope, read=not args.no_read, write=args.write, actor=args.actor, reason=args.reason)
+    print(json.dumps(result))
+    return 0
+
+
+def cmd_revoke(args) -> int:
+    with _open(args) as service:
+        service.revoke(args.agent, args.scope, actor=args.actor, reason=args.reason)
+    print(f"revoked {args.agent} on {args.scope}")
+    return 0
+
+
+def cmd_grants(args) -> int:
+    with _open(args) as service:
+        for row in service.grants(args.agent):
+            mode = ("r" if row["can_read"] else "-") + ("w" if row["can_write"] else "-")
+            print(f"{row['agent_id']:<24} {mode}  {row['scope']}")
+    return 0
+
+
+def cmd_reembed(args) -> int:
+    with _open(args, allow_embedder_mismatch=True) as service:
+        def progress(done: int, total: int) -> None:
+            print(f"\rre-embedded {done}/{total}", end="", file=sys.stderr, flush=True)
+
+        count = service.reembed(actor=args.actor, progress=progress)
+    print(f"\nre-embedded {count} records; re-run gate calibration for the new model (docs/calibration.md)")
+    return 0
+
+
+def cmd_seed_demo(args) -> int:
+    from memory_core.demo import build_demo_store
+
+    path = Path(args.path)
+    build_demo_store(path, force=args.force, progress=lambda msg: print(msg, file=sys.stderr, flush=True))
+    print(f"demo store built at {path}")
+    return 0
+
+
+def cmd_serve(args) -> int:
+    from admin_ui.launch import serve
+
+    return serve(store=args.path, port=args.port, demo=args.demo, host=args.host)
+
+
+def cmd_worker(args) -> int:
+    from memory_core.extract.worker import run_worker
+
+    with _open(args) as service:
+        return run_worker(service, once=args.once, worker_id=args.worker_id)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="agent-memory", description="Manage an agent-memory store.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def command(name: str, fn, help_text: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.add_argument("--path", default=DEFAULT_PATH, help=f"store file (default {DEFAULT_PATH}, or $MEMORY_STORE)")
+        p.set_defaults(fn=fn)
+        return p
+
+    command("init", cmd_init, "create or migrate a store")
+    command("stats", cmd_stats, "print store counts as JSON")
+    p = command("grant", cmd_grant, "give an agent read (and optionally write) access to a scope")
+    p.add_argument("agent")
+    p.add_argument("scope", help="user:<id>, project:<id>, org:<id> or agent:<id>")
+    p.add_argument("--write", action="store_true", help="also allow writes")
+    p.add_argument("--no-read", action="store_true", help="write-only grant")
+    p.add_argument("--actor", default="cli")
+    p.add_argument("--reason", default=None)
+    p = command("revoke", cmd_revoke, "remove an agent's grant on a scope")
+    p.add_argument("agent")
+    p.add_argument("scope")
+    p.add_argument("--actor", default="cli")
+    p.add_argument("--reason", default=None)
+    p = command("grants", cmd_grants, "list grants")
+    p.add_argument("--agent", default=None)
+    p = command("reembed", cmd_reembed, "re-embed every record with the configured embedder (explicit migration)")
+    p.add_argument("--actor", default="cli")
+    p = command("seed-demo", cmd_seed_demo, "build the demo store from seed_data/ through the real write paths")
+    p.add_argument("--force", action="store_true", help="replace an existing file")
+    p = command("serve", cmd_serve, "run the admin app on a store")
+    p.add_argument("--port", type=int, default=8501)
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--demo", action="store_true", help="sign in a demo operator automatically (localhost only)")
+    p = command("worker", cmd_worker, "run extraction, review-due and expiry passes")
+    p.add_argument("--once", action="store_true", help="one pass, then exit")
+    p.add_argument("--worker-id", default=None)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    from memory_core.errors import MemoryCoreError
+
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.fn(args) or 0)
+    except MemoryCoreError as exc:
+        print(f"error [{exc.code}]: {exc.message}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

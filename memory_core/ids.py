@@ -1,0 +1,9 @@
+"""Opaque identifiers with a readable prefix (``mem_``, ``ent_``, ``ses_``, ``srch_``, ``run_``)."""
+
+from __future__ import annotations
+
+import secrets
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_{secrets.token_hex(8)}"

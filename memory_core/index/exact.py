@@ -1,0 +1,85 @@
+"""Exact cosine search over an in-memory float32 matrix of unit vectors."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class ExactBackend:
+    """Brute-force inner product over a growable matrix; rows of deleted records are dead."""
+
+    def __init__(self, dim: int, capacity: int = 1024) -> None:
+        self.dim = dim
+        self._matrix = np.zeros((capacity, dim), dtype=np.float32)
+        self._seqs = np.full(capacity, -1, dtype=np.int64)
+        self._alive = np.zeros(capacity, dtype=bool)
+        self._rows: dict[int, int] = {}
+        self._size = 0
+
+    def _grow(self) -> None:
+        capacity = max(1024, self._matrix.shape[0] * 2)
+        matrix = np.zeros((capacity, self.dim), dtype=np.float32)
+        matrix[: self._size] = self._matrix[: self._size]
+        seqs = np.full(capacity, -1, dtype=np.int64)
+        seqs[: self._size] = self._seqs[: self._size]
+        alive = np.zeros(capacity, dtype=bool)
+        alive[: self._size] = self._alive[: self._size]
+        self._matrix, self._seqs, self._alive = matrix, seqs, alive
+
+    def upsert(self, seq: int, vector: np.ndarray) -> int:
+        row = self._rows.get(seq)
+        if row is None:
+            if self._size == self._matrix.shape[0]:
+                self._grow()
+            row = self._size
+            self._size += 1
+            self._rows[seq] = row
+            self._seqs[row] = seq
+        self._matrix[row] = vector
+        self._alive[row] = True
+        return row
+
+    def delete(self, seq: int) -> None:
+        row = self._rows.get(seq)
+        if row is not None:
+            self._alive[row] = False
+            self._matrix[row] = 0.0
+
+    def row_of(self, seq: int) -> int | None:
+        return self._rows.get(seq)
+
+    def seqs(self) -> np.ndarray:
+        return self._seqs[: self._size]
+
+    def alive(self) -> np.ndarray:
+        return self._alive[: self._size]
+
+    def search(self, query: np.ndarray, k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
+        if self._size == 0 or k <= 0:
+            return []
+        mask = self._alive[: self._size]
+        if allowed is not None:
+            mask = mask & allowed[: self._size]
+        rows = np.flatnonzero(mask)
+        if rows.size == 0:
+            return []
+        if rows.size == self._size:
+            scores = self._matrix[: self._size] @ query
+        else:
+            scores = self._matrix[rows] @ query
+        take = min(k, rows.size)
+        top = np.argpartition(-scores, take - 1)[:take]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        chosen = rows[top] if rows.size != self._size else top
+        return [(int(self._seqs[r]), float(scores[t])) for r, t in zip(chosen, top)]
+
+    def similarity(self, query: np.ndarray, seqs: list[int]) -> dict[int, float]:
+        out: dict[int, float] = {}
+        for seq in seqs:
+            row = self._rows.get(seq)
+            if row is not None and self._alive[row]:
+                out[seq] = float(self._matrix[row] @ query)
+        return out
+
+    def count(self) -> int:
+        return int(self._alive[: self._size].sum())

@@ -1,0 +1,161 @@
+"""The in-memory vector index of one process, kept in step with the store.
+
+It holds every non-deleted record's embedding in a backend plus small metadata arrays (scope,
+status, type, event time) so the hard filter of a search can become a boolean mask without a
+per-search SQL scan. ``refresh`` applies every change another process committed since the
+``records_version`` this process last saw; call it before each search.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import numpy as np
+
+from ..clock import epoch
+from ..store.db import Store
+from ..store.records import RECORD_TYPES, STATUSES, blob_to_vector
+from .exact import ExactBackend
+
+_STATUS_CODE = {s: i for i, s in enumerate(STATUSES)}
+_TYPE_CODE = {t: i for i, t in enumerate(RECORD_TYPES)}
+
+
+class VectorIndex:
+    """Vectors plus filter metadata for the records of one store."""
+
+    def __init__(self, store: Store, dim: int, backend_factory=ExactBackend) -> None:
+        self.store = store
+        self.dim = dim
+        self._backend_factory = backend_factory
+        self._lock = threading.RLock()
+        self.version = 0
+        self._reset()
+
+    def _reset(self) -> None:
+        self.backend = self._backend_factory(self.dim)
+        self._scope_codes: dict[str, int] = {}
+        self._scope = np.zeros(0, dtype=np.int32)
+        self._status = np.zeros(0, dtype=np.int8)
+        self._type = np.zeros(0, dtype=np.int8)
+        self._event = np.zeros(0, dtype=np.float64)
+
+    # -- loading -----------------------------------------------------------------------------
+
+    def rebuild(self) -> int:
+        """Reload every live embedding from the store; returns the number of vectors."""
+        with self._lock, self.store.lock:
+            conn = self.store.conn
+            conn.execute("BEGIN")
+            try:
+                version = self.store.records_version()
+                rows = conn.execute(
+                    "SELECT seq, embedding, scope_kind, scope_id, status, type, event_at FROM records "
+                    "WHERE status != 'deleted' AND embedding IS NOT NULL ORDER BY seq"
+                ).fetchall()
+            finally:
+                conn.execute("COMMIT")
+            self._reset()
+            for row in rows:
+                self._apply_row(row)
+            self.version = version
+            return self.backend.count()
+
+    def refresh(self) -> int:
+        """Apply changes committed (by any process) since the last seen version; returns how many."""
+        current = self.store.records_version()
+        if current <= self.version:
+            return 0
+        with self._lock:
+            if current <= self.version:
+                return 0
+            changes = self.store.query(
+                "SELECT record_seq, MAX(version) AS v, MAX(op = 'reset') AS reset FROM index_changes "
+                "WHERE version > ? GROUP BY record_seq",
+                (self.version,),
+            )
+            if any(c["reset"] for c in changes):
+                self.rebuild()
+                return len(changes)
+            seqs = [c["record_seq"] for c in changes]
+            for start in range(0, len(seqs), 500):
+                chunk = seqs[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                rows = self.store.query(
+                    "SELECT seq, embedding, scope_kind, scope_id, status, type, event_at FROM records "
+                    f"WHERE seq IN ({marks})",
+                    chunk,
+                )
+                found = {row["seq"] for row in rows}
+                for row in rows:
+                    self._apply_row(row)
+                for seq in set(chunk) - found:
+                    self.backend.delete(seq)
+            self.version = max(c["v"] for c in changes)
+            return len(changes)
+
+    def _apply_row(self, row) -> None:
+        seq = row["seq"]
+        if row["status"] == "deleted" or row["embedding"] is None:
+            self.backend.delete(seq)
+            return
+        vector = blob_to_vector(row["embedding"])
+        if vector.shape[0] != self.dim:
+            return
+        position = self.backend.upsert(seq, vector)
+        self._ensure(position + 1)
+        scope = f"{row['scope_kind']}:{row['scope_id']}"
+        self._scope[position] = self._scope_codes.setdefault(scope, len(self._scope_codes))
+        self._status[position] = _STATUS_CODE[row["status"]]
+        self._type[position] = _TYPE_CODE[row["type"]]
+        event = epoch(row["event_at"])
+        self._event[position] = math.nan if event is None else event
+
+    def _ensure(self, size: int) -> None:
+        if self._scope.shape[0] >= size:
+            return
+        capacity = max(size, self._scope.shape[0] * 2, 1024)
+        for name, dtype, fill in (("_scope", np.int32, -1), ("_status", np.int8, -1), ("_type", np.int8, -1), ("_event", np.float64, math.nan)):
+            old = getattr(self, name)
+            new = np.full(capacity, fill, dtype=dtype)
+            new[: old.shape[0]] = old
+            setattr(self, name, new)
+
+    # -- queries -----------------------------------------------------------------------------
+
+    def mask(
+        self,
+        scopes: list[str],
+        statuses: tuple[str, ...] | list[str],
+        types: list[str] | tuple[str, ...] | None = None,
+        event_from: float | None = None,
+        event_to: float | None = None,
+    ) -> np.ndarray:
+        """Boolean mask over backend rows for the hard filter of a search."""
+        with self._lock:
+            size = self.backend.seqs().shape[0]
+            codes = [self._scope_codes[s] for s in scopes if s in self._scope_codes]
+            mask = np.isin(self._scope[:size], codes) if codes else np.zeros(size, dtype=bool)
+            mask &= np.isin(self._status[:size], [_STATUS_CODE[s] for s in statuses])
+            if types:
+                mask &= np.isin(self._type[:size], [_TYPE_CODE[t] for t in types])
+            if event_from is not None or event_to is not None:
+                event = self._event[:size]
+                with np.errstate(invalid="ignore"):
+                    if event_from is not None:
+                        mask &= event >= event_from
+                    if event_to is not None:
+                        mask &= event <= event_to
+            return mask
+
+    def search(self, query: np.ndarray, k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
+        with self._lock:
+            return self.backend.search(np.asarray(query, dtype=np.float32), k, allowed)
+
+    def similarity(self, query: np.ndarray, seqs: list[int]) -> dict[int, float]:
+        with self._lock:
+            return self.backend.similarity(np.asarray(query, dtype=np.float32), seqs)
+
+    def count(self) -> int:
+        return self.backend.count()

@@ -1,0 +1,101 @@
+"""Entity resolution by exact alias within readable scopes, and entity creation and merging.
+
+There is no fuzzy matching and nothing merges automatically: an unknown name becomes a new
+provisional entity in the writer's scope, and merges are an explicit, audited operation.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+
+from ..ids import new_id
+from ..policy.rules import normalise_alias
+from ..policy.scopes import Scope
+
+ENTITY_KINDS = ("person", "project", "org", "repo", "product", "other")
+
+
+@dataclass
+class EntityMatch:
+    entity_id: str
+    created: bool
+    candidates: list[str] = field(default_factory=list)
+    reason: str = ""
+
+
+def find_by_alias(conn: sqlite3.Connection, alias: str, scope_keys: list[str]) -> list[sqlite3.Row]:
+    """Live entities with this exact alias in any of ``scope_keys`` (oldest first)."""
+    if not scope_keys:
+        return []
+    marks = ",".join("?" * len(scope_keys))
+    return conn.execute(
+        "SELECT DISTINCT e.* FROM entity_aliases a JOIN entities e ON e.id = a.entity_id "
+        f"WHERE a.alias_norm = ? AND e.status != 'merged' AND (e.scope_kind || ':' || e.scope_id) IN ({marks}) "
+        "ORDER BY e.created_at, e.id",
+        [normalise_alias(alias), *scope_keys],
+    ).fetchall()
+
+
+def create_entity(
+    conn: sqlite3.Connection, *, name: str, kind: str, scope: Scope, now: str, actor: str,
+    status: str = "provisional", aliases: list[str] | None = None,
+) -> str:
+    entity_id = new_id("ent")
+    conn.execute(
+        "INSERT INTO entities (id, kind, canonical_name, scope_kind, scope_id, status, created_at, created_by) "
+        "VALUES (?,?,?,?,?,?,?,?)",
+        (entity_id, kind, name, scope.kind, scope.id, status, now, actor),
+    )
+    for alias in [name, *(aliases or [])]:
+        add_alias(conn, entity_id, alias)
+    return entity_id
+
+
+def add_alias(conn: sqlite3.Connection, entity_id: str, alias: str) -> None:
+    norm = normalise_alias(alias)
+    if norm:
+        conn.execute(
+            "INSERT OR IGNORE INTO entity_aliases (entity_id, alias, alias_norm) VALUES (?,?,?)",
+            (entity_id, alias.strip(), norm),
+        )
+
+
+def resolve_entity(
+    conn: sqlite3.Connection, *, name: str, kind: str, readable: list[str], writer_scope: Scope, now: str, actor: str,
+) -> EntityMatch:
+    """Exact alias match within ``readable`` scopes, preferring the writer's scope; else create."""
+    found = find_by_alias(conn, name, readable)
+    if found:
+        in_writer = [row for row in found if f"{row['scope_kind']}:{row['scope_id']}" == writer_scope.key]
+        chosen = (in_writer or found)[0]
+        others = [row["id"] for row in found if row["id"] != chosen["id"]]
+        reason = f"exact alias '{name}' in {chosen['scope_kind']}:{chosen['scope_id']}"
+        if others:
+            reason += f" (also matched {len(others)} other entit{'y' if len(others) == 1 else 'ies'}; the writer's scope wins, then the oldest)"
+        return EntityMatch(chosen["id"], False, others, reason)
+    entity_id = create_entity(conn, name=name, kind=kind, scope=writer_scope, now=now, actor=actor)
+    return EntityMatch(entity_id, True, [], f"no entity with alias '{name}' in readable scopes; created a provisional one in {writer_scope.key}")
+
+
+def principal_entity(conn: sqlite3.Connection, *, user_id: str, now: str, actor: str) -> EntityMatch:
+    """The person entity of ``user_id`` in ``user:<user_id>``, created on first use."""
+    scope = Scope("user", user_id)
+    row = conn.execute(
+        "SELECT e.id FROM entities e JOIN entity_aliases a ON a.entity_id = e.id "
+        "WHERE e.kind = 'person' AND e.scope_kind = 'user' AND e.scope_id = ? AND a.alias_norm = ? "
+        "AND e.status != 'merged' ORDER BY e.created_at LIMIT 1",
+        (user_id, normalise_alias(user_id)),
+    ).fetchone()
+    if row:
+        return EntityMatch(row["id"], False, [], f"principal person entity of user {user_id}")
+    entity_id = create_entity(conn, name=user_id, kind="person", scope=scope, now=now, actor=actor, status="confirmed")
+    return EntityMatch(entity_id, True, [], f"created the principal person entity of user {user_id}")
+
+
+def link(conn: sqlite3.Connection, record_id: str, entity_id: str, role: str) -> None:
+    conn.execute(
+        "INSERT INTO record_entities (record_id, entity_id, role) VALUES (?,?,?) "
+        "ON CONFLICT(record_id, entity_id) DO UPDATE SET role = CASE WHEN excluded.role = 'subject' THEN 'subject' ELSE record_entities.role END",
+        (record_id, entity_id, role),
+    )

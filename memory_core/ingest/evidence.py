@@ -1,0 +1,165 @@
+"""Evidence checks for write path A (and the extraction validator).
+
+Two questions, asked in order:
+1. Is the quote in the current session's transcript, in a turn of the right role (a user turn for
+   ``user_statement``, a tool turn for ``tool_result``)? Matching is verbatim after folding case,
+   whitespace and typographic quotes; nothing fuzzier.
+2. Does the quote entail the content? The offline judge is deliberately conservative (see
+   docs/write-path.md): polarity and numbers must agree and most of the content's meaningful
+   terms must appear in the quote; a borderline case is decided by embedding similarity.
+   An Anthropic judge can be configured instead.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u00a0": " "})
+_WORD = re.compile(r"[\w']+", re.UNICODE)
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+
+NEGATORS = frozenset(
+    "not no never none nobody nothing neither nor without cannot can't won't don't doesn't didn't "
+    "isn't aren't wasn't weren't shouldn't wouldn't couldn't hasn't haven't hadn't dont doesnt didnt "
+    "isnt arent wont cant".split()
+)
+# Words that frame a statement about the user rather than carry its meaning.
+FRAMING = frozenset(
+    "user user's users i i'm im me my mine myself we our us you your the a an and or of to in on at for with "
+    "is are was were be been being am has have had do does did will would shall should can could may might "
+    "that this these those it its it's there their they them he she his her him said says say told tell "
+    "prefer prefers preferred preference like likes liked want wants wanted wish really just also "
+    "please currently now".split()
+)
+ROLE_FOR_SOURCE = {"user_statement": "user", "tool_result": "tool"}
+
+
+def fold(text: str) -> str:
+    """Case-, whitespace- and quote-folded text used for verbatim matching."""
+    return " ".join(text.translate(_QUOTES).casefold().split())
+
+
+def stem(word: str) -> str:
+    """A deliberately crude suffix stripper: enough to match 'lives' with 'live'."""
+    for suffix in ("ingly", "edly", "ing", "ies", "ied", "ed", "es", "ly", "s"):
+        if len(word) > len(suffix) + 2 and word.endswith(suffix):
+            base = word[: -len(suffix)]
+            return base + "y" if suffix in ("ies", "ied") else base
+    return word
+
+
+def terms(text: str) -> list[str]:
+    words = [w.strip("'") for w in _WORD.findall(fold(text))]
+    return [w for w in words if w]
+
+
+def meaningful_terms(text: str) -> set[str]:
+    return {stem(w) for w in terms(text) if w not in FRAMING and w not in NEGATORS}
+
+
+def has_negation(text: str) -> bool:
+    words = terms(text)
+    return any(w in NEGATORS or w.endswith("n't") for w in words)
+
+
+@dataclass
+class QuoteLocation:
+    turn: int
+    role: str
+    at: str
+
+
+def locate_quote(conn: sqlite3.Connection, session_id: str, quote: str, role: str | None = None) -> QuoteLocation | None:
+    """The first turn of ``session_id`` (optionally of ``role``) that contains ``quote``."""
+    needle = fold(quote)
+    if not needle:
+        return None
+    sql = "SELECT turn, role, content, at FROM turns WHERE session_id = ?"
+    params: list = [session_id]
+    if role:
+        sql += " AND role = ?"
+        params.append(role)
+    for row in conn.execute(sql + " ORDER BY turn", params):
+        if quote in row["content"] or needle in fold(row["content"]):
+            return QuoteLocation(row["turn"], row["role"], row["at"])
+    return None
+
+
+@dataclass
+class Entailment:
+    entailed: bool
+    reason: str
+    coverage: float | None = None
+    cosine: float | None = None
+    judge: str = "offline"
+
+    def to_dict(self) -> dict:
+        return {"entailed": self.entailed, "reason": self.reason, "coverage": self.coverage, "cosine": self.cosine, "judge": self.judge}
+
+
+class OfflineEntailmentJudge:
+    """Lexical coverage with polarity and number agreement, and an embedding tie-break."""
+
+    def __init__(self, embed: Callable[[list[str]], np.ndarray], min_coverage: float, min_cosine: float) -> None:
+        self._embed = embed
+        self.min_coverage = min_coverage
+        self.min_cosine = min_cosine
+
+    def judge(self, quote: str, content: str) -> Entailment:
+        if has_negation(quote) != has_negation(content):
+            return Entailment(False, "the quote and the content disagree in polarity (one is negated)")
+        numbers_quote = set(_NUMBER.findall(quote))
+        missing_numbers = [n for n in _NUMBER.findall(content) if n not in numbers_quote]
+        if missing_numbers:
+            return Entailment(False, f"numbers in the content are not in the quote: {', '.join(missing_numbers)}")
+        content_terms = meaningful_terms(content)
+        if not content_terms:
+            return Entailment(False, "the content has no meaningful terms to check")
+        quote_terms = meaningful_terms(quote)
+        coverage = len(content_terms & quote_terms) / len(content_terms)
+        if coverage >= self.min_coverage:
+            return Entailment(True, f"{coverage:.0%} of the content's terms appear in the quote", coverage)
+        if coverage < 0.3:
+            missing = sorted(content_terms - quote_terms)[:6]
+            return Entailment(False, f"only {coverage:.0%} of the content's terms appear in the quote (missing: {', '.join(missing)})", coverage)
+        vectors = self._embed([quote, content])
+        cosine = float(vectors[0] @ vectors[1])
+        if cosine >= self.min_cosine:
+            return Entailment(True, f"{coverage:.0%} term coverage and cosine {cosine:.2f} >= {self.min_cosine:.2f}", coverage, cosine)
+        return Entailment(False, f"{coverage:.0%} term coverage and cosine {cosine:.2f} < {self.min_cosine:.2f}", coverage, cosine)
+
+
+class _Verdict(BaseModel):
+    entailed: bool
+    reason: str = Field(max_length=500)
+
+
+class AnthropicEntailmentJudge:
+    """Asks the configured Anthropic model whether the quote supports the content."""
+
+    SYSTEM = (
+        "You check evidence for a memory system. Decide whether the QUOTE, said by the user or returned "
+        "by a tool, on its own supports every claim in the CONTENT. Paraphrase is fine; anything the quote "
+        "does not say, hedges, negates or only hypothesises is not supported."
+    )
+
+    def __init__(self, llm, fallback: OfflineEntailmentJudge) -> None:
+        self._llm = llm
+        self._fallback = fallback
+
+    def judge(self, quote: str, content: str) -> Entailment:
+        from ..errors import ExternalServiceError
+
+        try:
+            verdict = self._llm.ask(system=self.SYSTEM, prompt=f"QUOTE:\n{quote}\n\nCONTENT:\n{content}", schema=_Verdict, max_tokens=200)
+        except ExternalServiceError as exc:
+            result = self._fallback.judge(quote, content)
+            result.reason = f"hosted judge unavailable ({exc.message}); offline: {result.reason}"
+            return result
+        return Entailment(verdict.entailed, verdict.reason, judge="anthropic")

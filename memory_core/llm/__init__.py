@@ -1,0 +1,1 @@
+"""Hosted model access (Anthropic), shared by the entailment judge, extraction, review and rewrite."""

@@ -1,0 +1,80 @@
+"""A thin wrapper over Anthropic's SDK that asks for one JSON object and validates it.
+
+Core logic never imports the SDK directly; it receives a :class:`StructuredLLM` built from
+settings (or None when no key is configured). Tests pass an ``http_client`` whose transport
+answers like the API does, so no test touches the network.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from ..errors import ExternalServiceError
+from ..settings import AnthropicSettings
+
+T = TypeVar("T", bound=BaseModel)
+
+
+class StructuredLLM:
+    """Sends a system + user prompt and parses the reply into a pydantic model."""
+
+    def __init__(self, settings: AnthropicSettings, *, http_client: Any = None) -> None:
+        import anthropic
+
+        if settings.api_key is None:
+            raise ExternalServiceError("no Anthropic API key is configured")
+        kwargs: dict[str, Any] = {
+            "api_key": settings.api_key.get_secret_value(),
+            "timeout": settings.timeout_s,
+            "max_retries": settings.max_retries,
+        }
+        if settings.base_url:
+            kwargs["base_url"] = settings.base_url
+        if http_client is not None:
+            kwargs["http_client"] = http_client
+        self._client = anthropic.Anthropic(**kwargs)
+        self._anthropic = anthropic
+        self.model = settings.model
+
+    def ask(self, *, system: str, prompt: str, schema: type[T], max_tokens: int = 1024, timeout: float | None = None) -> T:
+        """One request; returns the validated object or raises ExternalServiceError."""
+        instruction = (
+            f"{system}\n\nAnswer with one JSON object only, no prose, matching this JSON schema:\n"
+            f"{json.dumps(schema.model_json_schema())}"
+        )
+        try:
+            message = self._client.messages.create(
+                model=self.model,
+                max_tokens=max_tokens,
+                system=instruction,
+                messages=[{"role": "user", "content": prompt}],
+                **({"timeout": timeout} if timeout is not None else {}),
+            )
+        except self._anthropic.APITimeoutError as exc:
+            raise ExternalServiceError("the Anthropic request timed out", kind="timeout") from exc
+        except self._anthropic.APIError as exc:
+            raise ExternalServiceError(f"the Anthropic request failed: {exc}", kind="api_error") from exc
+        text = "".join(getattr(block, "text", "") for block in message.content)
+        return parse_json_reply(text, schema)
+
+
+def parse_json_reply(text: str, schema: type[T]) -> T:
+    """Parse the first JSON object in ``text`` into ``schema`` or raise ExternalServiceError."""
+    match = re.search(r"\{.*\}", text, re.DOTALL)
+    if not match:
+        raise ExternalServiceError("the model's answer held no JSON object", kind="invalid_output")
+    try:
+        return schema.model_validate_json(match.group(0))
+    except ValidationError as exc:
+        raise ExternalServiceError(f"the model's answer did not match the schema: {exc.errors()[:3]}", kind="invalid_output") from exc
+
+
+def build_llm(settings: AnthropicSettings, *, http_client: Any = None) -> StructuredLLM | None:
+    """A StructuredLLM when a key is configured, else None (callers use their offline path)."""
+    if settings.api_key is None:
+        return None
+    return StructuredLLM(settings, http_client=http_client)

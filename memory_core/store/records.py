@@ -1,0 +1,220 @@
+"""The record envelope and its rows.
+
+:class:`Record` mirrors one ``records`` row. ``to_public`` is what tools return to a model (no
+embedding, no internal bookkeeping); ``to_dict`` is the full envelope for the admin app.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .db import dumps, loads
+
+RECORD_TYPES = ("semantic", "episodic", "procedural")
+STATUSES = ("provisional", "confirmed", "superseded", "expired", "deleted")
+LIVE_STATUSES = ("provisional", "confirmed")
+HISTORICAL_STATUSES = ("provisional", "confirmed", "superseded", "expired")
+
+
+@dataclass
+class Record:
+    id: str
+    type: str
+    version: int
+    lineage_id: str
+    content: str
+    subject_entity_id: str | None
+    attribute: str | None
+    subject: str | None
+    scope_kind: str
+    scope_id: str
+    source_kind: str
+    source_ref: str | None
+    creator_agent_id: str | None
+    evidence: str | None
+    evidence_session_id: str | None
+    evidence_turn: int | None
+    created_at: str
+    updated_at: str
+    event_at: str | None
+    expires_at: str | None
+    valid_from: str | None
+    valid_until: str | None
+    review_at: str | None
+    review_flagged_at: str | None
+    review_reason: str | None
+    confidence: float
+    status: str
+    observations: int = 1
+    last_observed_session: str | None = None
+    supersedes_id: str | None = None
+    superseded_by_id: str | None = None
+    conflicts_with: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    embed_model: str | None = None
+    embed_version: str | None = None
+    deleted_at: str | None = None
+    seq: int | None = None
+    entity_links: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def scope(self) -> str:
+        return f"{self.scope_kind}:{self.scope_id}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every envelope field (JSON-able), without the embedding blob."""
+        data = asdict(self)
+        data["scope"] = self.scope
+        return data
+
+    def to_public(self) -> dict[str, Any]:
+        """The fields a model sees from memory_get."""
+        keep = (
+            "id", "type", "version", "content", "attribute", "scope", "source_kind", "source_ref",
+            "evidence", "created_at", "event_at", "expires_at", "valid_from", "valid_until",
+            "review_at", "review_flagged_at", "confidence", "status", "supersedes_id",
+            "superseded_by_id", "conflicts_with", "tags",
+        )
+        data = self.to_dict()
+        out = {k: data[k] for k in keep}
+        out["entities"] = [
+            {"id": link["entity_id"], "name": link["name"], "kind": link["kind"], "role": link["role"]}
+            for link in self.entity_links
+        ]
+        return out
+
+
+_COLUMNS = (
+    "seq", "id", "type", "version", "lineage_id", "content", "subject_entity_id", "attribute", "subject",
+    "scope_kind", "scope_id", "source_kind", "source_ref", "creator_agent_id", "evidence",
+    "evidence_session_id", "evidence_turn", "created_at", "updated_at", "event_at", "expires_at",
+    "valid_from", "valid_until", "review_at", "review_flagged_at", "review_reason", "confidence",
+    "status", "observations", "last_observed_session", "supersedes_id", "superseded_by_id",
+    "conflicts_with", "tags", "embed_model", "embed_version", "deleted_at",
+)
+SELECT_COLUMNS = ", ".join(f"r.{c}" for c in _COLUMNS)
+
+
+def record_from_row(row: sqlite3.Row) -> Record:
+    data = {c: row[c] for c in _COLUMNS}
+    data["conflicts_with"] = loads(data["conflicts_with"], [])
+    data["tags"] = loads(data["tags"], [])
+    return Record(**data)
+
+
+def load_entity_links(conn: sqlite3.Connection, records: list[Record]) -> None:
+    """Fill ``entity_links`` for the given records in one query."""
+    if not records:
+        return
+    by_id = {r.id: r for r in records}
+    placeholders = ",".join("?" * len(by_id))
+    rows = conn.execute(
+        f"SELECT re.record_id, re.entity_id, re.role, e.canonical_name, e.kind, e.scope_kind, e.scope_id "
+        f"FROM record_entities re JOIN entities e ON e.id = re.entity_id "
+        f"WHERE re.record_id IN ({placeholders}) ORDER BY re.role DESC, e.canonical_name",
+        list(by_id),
+    ).fetchall()
+    for row in rows:
+        by_id[row["record_id"]].entity_links.append(
+            {
+                "entity_id": row["entity_id"],
+                "role": row["role"],
+                "name": row["canonical_name"],
+                "kind": row["kind"],
+                "scope": f"{row['scope_kind']}:{row['scope_id']}",
+            }
+        )
+
+
+def fetch_records(conn: sqlite3.Connection, where: str, params: Any = (), *, links: bool = True) -> list[Record]:
+    rows = conn.execute(f"SELECT {SELECT_COLUMNS} FROM records r WHERE {where}", params).fetchall()
+    records = [record_from_row(row) for row in rows]
+    if links:
+        load_entity_links(conn, records)
+    return records
+
+
+def fetch_record(conn: sqlite3.Connection, record_id: str) -> Record | None:
+    found = fetch_records(conn, "r.id = ?", (record_id,))
+    return found[0] if found else None
+
+
+def insert_record(conn: sqlite3.Connection, record: Record, embedding: np.ndarray | None) -> int:
+    """Insert ``record`` (its ``seq`` is assigned here and returned)."""
+    data = record.to_dict()
+    values = {c: data[c] for c in _COLUMNS if c != "seq"}
+    values["conflicts_with"] = dumps(values["conflicts_with"])
+    values["tags"] = dumps(values["tags"])
+    values["embedding"] = vector_to_blob(embedding) if embedding is not None else None
+    values["embed_dim"] = int(embedding.shape[0]) if embedding is not None else None
+    cols = ", ".join(values)
+    marks = ", ".join("?" * len(values))
+    cur = conn.execute(f"INSERT INTO records ({cols}) VALUES ({marks})", list(values.values()))
+    record.seq = int(cur.lastrowid)
+    return record.seq
+
+
+def update_record(conn: sqlite3.Connection, record_id: str, **fields: Any) -> None:
+    """Update columns of one record; list values are stored as JSON."""
+    if not fields:
+        return
+    sets, params = [], []
+    for name, value in fields.items():
+        if name not in _COLUMNS and name not in ("embedding", "embed_dim"):
+            raise ValueError(f"unknown record column {name}")
+        if isinstance(value, (list, dict)):
+            value = dumps(value)
+        sets.append(f"{name} = ?")
+        params.append(value)
+    params.append(record_id)
+    conn.execute(f"UPDATE records SET {', '.join(sets)} WHERE id = ?", params)
+
+
+def vector_to_blob(vector: np.ndarray) -> bytes:
+    return np.asarray(vector, dtype=np.float32).tobytes()
+
+
+def blob_to_vector(blob: bytes) -> np.ndarray:
+    return np.frombuffer(blob, dtype=np.float32)
+
+
+# -- full-text index -------------------------------------------------------------------------
+
+
+def fts_text_for(conn: sqlite3.Connection, record_seq: int) -> tuple[str, str, str] | None:
+    """(content, subject text, alias text) for a record, as the FTS index should hold them."""
+    row = conn.execute(
+        "SELECT id, content, attribute, subject_entity_id, status FROM records WHERE seq = ?", (record_seq,)
+    ).fetchone()
+    if row is None or row["status"] == "deleted":
+        return None
+    subject_words = []
+    if row["subject_entity_id"]:
+        name = conn.execute(
+            "SELECT canonical_name FROM entities WHERE id = ?", (row["subject_entity_id"],)
+        ).fetchone()
+        if name:
+            subject_words.append(name[0])
+    if row["attribute"]:
+        subject_words.append(row["attribute"].replace("_", " "))
+    aliases = conn.execute(
+        "SELECT DISTINCT a.alias FROM record_entities re JOIN entity_aliases a ON a.entity_id = re.entity_id "
+        "WHERE re.record_id = ? ORDER BY a.alias",
+        (row["id"],),
+    ).fetchall()
+    return row["content"], " ".join(subject_words), " ".join(a[0] for a in aliases)
+
+
+def fts_sync(conn: sqlite3.Connection, record_seq: int) -> None:
+    """Make the FTS row of ``record_seq`` match the record (or remove it for a deleted one)."""
+    conn.execute("DELETE FROM records_fts WHERE rowid = ?", (record_seq,))
+    text = fts_text_for(conn, record_seq)
+    if text is not None:
+        conn.execute(
+            "INSERT INTO records_fts (rowid, content, subject, aliases) VALUES (?, ?, ?, ?)",
+            (record_seq, *text),
+        )

@@ -1,0 +1,92 @@
+"""Handlers for memory_write, memory_get, memory_revise and memory_forget."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..clock import parse_ts
+from ..errors import InvalidInputError, NotFoundError, PermissionDeniedError
+from ..ingest.writer import WriteRequest
+from ..store.records import Record
+from .registry import register
+from .schemas import MemoryForgetInput, MemoryGetInput, MemoryReviseInput, MemoryWriteInput
+
+if TYPE_CHECKING:
+    from ..service import Session
+
+
+def _readable_record(session: "Session", record_id: str) -> Record:
+    """The record if this principal may read it; the same not-found error otherwise."""
+    record = session.service.lifecycle.get(record_id)
+    access = session.access()
+    if record is None or record.status == "deleted" or not access.can_read(record.scope):
+        raise NotFoundError(f"no record {record_id} is visible to this agent", record_id=record_id)
+    return record
+
+
+def _writable_record(session: "Session", record_id: str) -> Record:
+    record = _readable_record(session, record_id)
+    decision = session.access().can_write(record.scope)
+    if not decision:
+        raise PermissionDeniedError(f"this agent may read but not change record {record_id}", record_id=record_id)
+    return record
+
+
+@register("memory_write", MemoryWriteInput)
+def memory_write(session: "Session", args: MemoryWriteInput) -> dict:
+    scope = session.resolve_target(args.target)
+    request = WriteRequest(
+        type=args.type, content=args.content, scope=scope, source_kind=args.source_kind,
+        agent_id=session.agent_id, user_id=session.user_id, actor=f"agent:{session.agent_id}",
+        attribute=args.attribute, about=args.about, about_kind=args.about_kind, mentions=list(args.mentions),
+        evidence=args.evidence, session_id=session.id, tags=list(args.tags),
+        event_at=parse_ts(args.event_at), valid_from=parse_ts(args.valid_from),
+        valid_until=parse_ts(args.valid_until), review_at=parse_ts(args.review_at),
+    )
+    outcome = session.service.ingestor.write(request, session.access())
+    return outcome.to_tool_result()
+
+
+@register("memory_get", MemoryGetInput)
+def memory_get(session: "Session", args: MemoryGetInput) -> dict:
+    record = _readable_record(session, args.record_id)
+    return {"ok": True, "record": record.to_public()}
+
+
+@register("memory_revise", MemoryReviseInput)
+def memory_revise(session: "Session", args: MemoryReviseInput) -> dict:
+    service = session.service
+    actor = f"agent:{session.agent_id}"
+    if args.action == "merge_entities":
+        if not args.source_entity_id or not args.target_entity_id:
+            raise InvalidInputError("merge_entities needs source_entity_id and target_entity_id", field="source_entity_id")
+        access = session.access()
+        for entity_id in (args.source_entity_id, args.target_entity_id):
+            entity = service.entity(entity_id)
+            if entity is None or not access.can_read(entity["scope"]):
+                raise NotFoundError(f"no entity {entity_id} is visible to this agent", entity_id=entity_id)
+            if not access.can_write(entity["scope"]):
+                raise PermissionDeniedError(f"this agent may not change entity {entity_id}", entity_id=entity_id)
+        preview = service.lifecycle.merge_entities(args.source_entity_id, args.target_entity_id, actor=actor, reason=args.reason)
+        return {"ok": True, "merged": args.source_entity_id, "into": args.target_entity_id,
+                "records_relinked": len(preview["relinked_records"]), "subjects_rewritten": len(preview["subject_changes"])}
+    if not args.record_id:
+        raise InvalidInputError(f"{args.action} needs record_id", field="record_id")
+    record = _writable_record(session, args.record_id)
+    if args.action == "confirm":
+        updated = service.lifecycle.confirm(record.id, actor=actor, reason=args.reason, session_id=session.id)
+        return {"ok": True, "record_id": updated.id, "status": updated.status, "confidence": updated.confidence,
+                "observations": updated.observations, "expires_at": updated.expires_at}
+    if not args.content:
+        raise InvalidInputError("update needs the corrected content", field="content")
+    outcome = service.revise(session, record, content=args.content, source_kind=args.source_kind, evidence=args.evidence,
+                             valid_from=parse_ts(args.valid_from), valid_until=parse_ts(args.valid_until),
+                             review_at=parse_ts(args.review_at), reason=args.reason, actor=actor)
+    return outcome.to_tool_result()
+
+
+@register("memory_forget", MemoryForgetInput)
+def memory_forget(session: "Session", args: MemoryForgetInput) -> dict:
+    record = _writable_record(session, args.record_id)
+    ids = session.service.lifecycle.forget(record.id, actor=f"agent:{session.agent_id}", reason=args.reason)
+    return {"ok": True, "forgotten": ids}

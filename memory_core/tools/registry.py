@@ -1,0 +1,91 @@
+"""The tool surface: name → (input model, handler). Handlers receive the session and parsed input.
+
+:func:`call_tool` is the one entry point: it parses JSON or a dict, validates it against the
+model, runs the handler, and turns every MemoryCoreError or validation failure into
+``{"ok": false, "error": {"code", "message", "details"}}``. Nothing is written on error because
+each handler's writes happen in one transaction after validation.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ValidationError
+
+from ..errors import InvalidInputError, MemoryCoreError, UnknownToolError
+
+if TYPE_CHECKING:
+    from ..service import Session
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[["Session", Any], dict]
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    input_model: type[BaseModel]
+    handler: Handler
+
+    def schema(self, write_targets: list[str] | None = None) -> dict[str, Any]:
+        """The tool definition in the shape model APIs expect (name, description, input_schema)."""
+        schema = self.input_model.model_json_schema()
+        schema.pop("title", None)
+        schema.pop("description", None)
+        if write_targets is not None and "target" in schema.get("properties", {}):
+            schema["properties"]["target"]["enum"] = list(write_targets)
+        return {"name": self.name, "description": self.description, "input_schema": schema}
+
+
+TOOLS: dict[str, Tool] = {}
+
+
+def register(name: str, input_model: type[BaseModel], description: str | None = None) -> Callable[[Handler], Handler]:
+    def wrap(fn: Handler) -> Handler:
+        TOOLS[name] = Tool(name, (description or input_model.__doc__ or "").strip(), input_model, fn)
+        return fn
+
+    return wrap
+
+
+def error_result(exc: MemoryCoreError) -> dict[str, Any]:
+    return {"ok": False, "error": exc.to_dict()}
+
+
+def call_tool(session: "Session", name: Any, arguments: Any) -> dict[str, Any]:
+    """Run one tool call and always return a JSON-able dict."""
+    try:
+        if not isinstance(name, str) or name not in TOOLS:
+            raise UnknownToolError(f"unknown tool {name!r}; available: {', '.join(sorted(TOOLS))}", available=sorted(TOOLS))
+        tool = TOOLS[name]
+        if isinstance(arguments, (str, bytes)):
+            try:
+                arguments = json.loads(arguments)
+            except json.JSONDecodeError as exc:
+                raise InvalidInputError(f"arguments are not valid JSON: {exc.msg}") from exc
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            raise InvalidInputError("arguments must be a JSON object")
+        try:
+            parsed = tool.input_model.model_validate(arguments)
+        except ValidationError as exc:
+            problems = [
+                {"field": ".".join(str(p) for p in err["loc"]) or "(root)", "problem": err["msg"]}
+                for err in exc.errors(include_url=False, include_input=False)
+            ]
+            raise InvalidInputError(
+                "invalid arguments: " + "; ".join(f"{p['field']}: {p['problem']}" for p in problems[:5]), problems=problems
+            ) from None
+        return tool.handler(session, parsed)
+    except MemoryCoreError as exc:
+        return error_result(exc)
+    except Exception as exc:  # a bug must not crash the host's agent loop; it is logged loudly
+        log.exception("tool %s failed", name)
+        return {"ok": False, "error": {"code": "internal_error", "message": f"internal error: {type(exc).__name__}"}}
