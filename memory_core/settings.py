@@ -110,6 +110,32 @@ class RetrievalSettings(_Section):
     reranker_min_score: float = Field(
         0.0, description="In replace_floors mode, the minimum reranker score a result needs."
     )
+    reranker_max_length: int = Field(
+        512, ge=16, le=8192, description="Tokens of query plus record content the reranker reads per pair."
+    )
+    max_query_chars: int = Field(2000, ge=16, le=100_000, description="Longest search query accepted.")
+    lexical_max_terms: int = Field(
+        16, ge=1, le=256,
+        description="Most query terms (after stop-word removal) that enter the FTS5 expression; later ones are ignored.",
+    )
+    bm25_column_weights: tuple[float, float, float] = Field(
+        (1.0, 1.0, 1.0),
+        description="BM25 weights of the FTS5 columns content, subject and aliases (FTS5's bm25() arguments).",
+    )
+    entity_max_ngram: int = Field(
+        4, ge=1, le=8, description="Longest run of query words looked up as an exact entity alias."
+    )
+    token_overhead_per_result: int = Field(
+        20, ge=0, le=1000,
+        description="Tokens charged to the budget for each result's envelope (id, type, dates, explanation) on top of its content.",
+    )
+    rewrite_context_turns: int = Field(
+        6, ge=0, le=100,
+        description="memory_search tool calls: how many of the session's latest transcript turns the rewriter sees as context.",
+    )
+    rewrite_context_chars: int = Field(
+        4000, ge=0, le=100_000, description="Longest rewrite context kept (the newest characters are kept)."
+    )
 
 
 class ExtractionSettings(_Section):

@@ -189,12 +189,13 @@ class Ingestor:
             else:
                 with timer.stage("contradiction_check"):
                     if req.revises is not None:
-                        supersede, conflicts = req.revises, []
+                        replaced, conflicts = [req.revises], []
                         subject = req.revises.subject
                         subject_entity = req.revises.subject_entity_id
                         attribute = req.revises.attribute if req.attribute is None else attribute
                     else:
-                        supersede, conflicts = self._contradictions(conn, req.scope, subject, source_kind)
+                        replaced, conflicts = self._contradictions(conn, req.scope, subject, source_kind)
+                supersede = replaced[0] if replaced else None
                 record = self._new_record(req, source_kind, attribute, subject, subject_entity, now_dt, evidence_turn, supersede, conflicts)
                 with timer.stage("sqlite_transaction"):
                     insert_record(conn, record, vector)
@@ -205,10 +206,10 @@ class Ingestor:
                     fts_sync(conn, record.seq)
                     self.store.bump(conn, record.seq)
                     superseded = []
-                    if supersede is not None:
-                        update_record(conn, supersede.id, status="superseded", superseded_by_id=record.id, updated_at=now)
-                        self.store.bump(conn, supersede.seq)
-                        superseded.append(supersede.id)
+                    for old in replaced:
+                        update_record(conn, old.id, status="superseded", superseded_by_id=record.id, updated_at=now)
+                        self.store.bump(conn, old.seq)
+                        superseded.append(old.id)
                     for other in conflicts:
                         existing = fetch_record(conn, other)
                         if existing and record.id not in existing.conflicts_with:
@@ -338,23 +339,21 @@ class Ingestor:
             self.store.append_event(conn, at=now, kind="record.promoted", actor=req.actor, record_id=record.id, reason="reinforced by independent observation")
         return updated, notes
 
-    def _contradictions(self, conn, scope: Scope, subject: str | None, source_kind: str) -> tuple[Record | None, list[str]]:
+    def _contradictions(self, conn, scope: Scope, subject: str | None, source_kind: str) -> tuple[list[Record], list[str]]:
+        """Live records on the same subject in the same scope: those this write supersedes (the
+        lineage parent first: highest source rank, then most recent) and those it only conflicts with."""
         if subject is None:
-            return None, []
+            return [], []
         live = fetch_records(
             conn,
             "r.subject = ? AND r.scope_kind = ? AND r.scope_id = ? AND r.status IN ('provisional','confirmed') ORDER BY r.created_at DESC, r.seq DESC",
             (subject, scope.kind, scope.id),
             links=False,
         )
-        supersede = None
-        conflicts: list[str] = []
-        for old in live:
-            if supersede is None and may_supersede(source_kind, old.source_kind):
-                supersede = old
-            elif not may_supersede(source_kind, old.source_kind):
-                conflicts.append(old.id)
-        return supersede, conflicts
+        replaced = [old for old in live if may_supersede(source_kind, old.source_kind)]
+        replaced.sort(key=lambda old: SOURCE_RANK[old.source_kind], reverse=True)  # stable: recency kept within a rank
+        conflicts = [old.id for old in live if not may_supersede(source_kind, old.source_kind)]
+        return replaced, conflicts
 
     def _new_record(self, req, source_kind, attribute, subject, subject_entity, now_dt, evidence_turn, supersede, conflicts) -> Record:
         now = format_ts(now_dt)

@@ -6,6 +6,8 @@ Rules (no inheritance between scopes):
   the current principal is ignored.
 - Every other scope needs a grant row for the agent: ``can_read`` for search/get, ``can_write``
   for writes, revisions and forgets.
+- A ``user:<id>`` grant is honoured only while the agent acts for that same user; an agent that
+  serves several users never reads one user's memory on another's behalf.
 """
 
 from __future__ import annotations
@@ -83,6 +85,14 @@ def resolve_access(conn: sqlite3.Connection, agent_id: str, user_id: str) -> Sco
                 access.ignored[scope.key] = (
                     f"grant on private scope {scope.key} ignored: it does not belong to user {user_id}"
                 )
+            continue
+        if scope.kind == "user" and scope.id != user_id:
+            # A user's scope is that user's memory: an agent serving someone else never reads or
+            # writes it, whatever grants the agent holds (see docs/policy.md).
+            access.ignored[scope.key] = (
+                f"grant on {scope.key} not used: the agent is acting for user {user_id}, and a user scope is only "
+                "reachable while acting for its owner"
+            )
             continue
         if row["can_read"]:
             access.readable[scope.key] = f"read grant for agent {agent_id} on {scope.key}"

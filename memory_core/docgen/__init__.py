@@ -1,0 +1,1 @@
+"""Generators for the reference pages in docs/ (settings and schema); tests keep them current."""

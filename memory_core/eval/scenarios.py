@@ -1,0 +1,212 @@
+"""The scenario suite: small scripted worlds driven through the tool surface, judged from the logs.
+
+A scenario is a JSON file under ``seed_data/scenarios/<category>/``: a start time, grants, and a
+list of steps (sessions, transcript turns, tool calls, clock moves, record checks). Each tool call
+may carry an ``expect`` object. The harness runs the steps against a fresh store and judges every
+expectation from what the store recorded — the write log, the search log and the records table —
+rather than from the tool's reply alone, because the design makes the log the evaluation's input
+(anything the log cannot show is a logging bug). ``docs/evaluation.md`` documents the format.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..clock import FixedClock
+from ..store.db import loads
+from .judge import StepContext, judge_record, judge_search, judge_write
+
+CATEGORIES = (
+    "desired_write", "prohibited_write", "desired_retrieval", "prohibited_retrieval", "stale_record",
+    "conflicting_records", "entity_ambiguity", "cross_scope_boundary", "search_vs_no_search",
+)
+_REF = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+@dataclass
+class Scenario:
+    """One small world and its expected outcomes, as loaded from JSON."""
+
+    id: str
+    category: str
+    title: str
+    start: str
+    grants: list[dict]
+    steps: list[dict]
+    path: Path | None = None
+
+    @classmethod
+    def from_dict(cls, data: dict, path: Path | None = None) -> "Scenario":
+        unknown = set(data) - {"id", "category", "title", "start", "grants", "steps", "notes"}
+        if unknown:
+            raise ValueError(f"{path}: unknown scenario keys {sorted(unknown)}")
+        if data["category"] not in CATEGORIES:
+            raise ValueError(f"{path}: unknown category {data['category']!r}")
+        return cls(data["id"], data["category"], data["title"], data.get("start", "2026-03-02T09:00:00Z"),
+                   list(data.get("grants", [])), list(data["steps"]), path)
+
+
+@dataclass
+class Check:
+    """One judged expectation."""
+
+    step: int
+    what: str
+    ok: bool
+    detail: str = ""
+
+
+@dataclass
+class ScenarioResult:
+    scenario: Scenario
+    checks: list[Check] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.error is None and all(c.ok for c in self.checks)
+
+    def failures(self) -> list[Check]:
+        return [c for c in self.checks if not c.ok]
+
+
+def default_directory() -> Path:
+    return Path(__file__).resolve().parents[2] / "seed_data" / "scenarios"
+
+
+def load_scenarios(directory: str | Path | None = None) -> list[Scenario]:
+    """Every ``*.json`` scenario under ``directory`` (default ``seed_data/scenarios``), sorted by path."""
+    root = Path(directory) if directory else default_directory()
+    return [Scenario.from_dict(json.loads(p.read_text(encoding="utf-8")), p) for p in sorted(root.rglob("*.json"))]
+
+
+def _resolve(value: Any, refs: dict[str, str]) -> Any:
+    """Replace ``$name`` references (record ids saved by earlier steps) inside strings, lists and dicts."""
+    if isinstance(value, str):
+        def sub(match: re.Match) -> str:
+            if match.group(1) not in refs:
+                raise KeyError(f"unknown reference ${match.group(1)}")
+            return refs[match.group(1)]
+        return _REF.sub(sub, value)
+    if isinstance(value, list):
+        return [_resolve(v, refs) for v in value]
+    if isinstance(value, dict):
+        return {k: _resolve(v, refs) for k, v in value.items()}
+    return value
+
+
+class ScenarioRunner:
+    """Runs scenarios against fresh stores that share one loaded embedder."""
+
+    def __init__(self, workdir: str | Path, *, embedder=None, settings=None) -> None:
+        from ..settings import load_settings
+
+        self.workdir = Path(workdir)
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.settings = settings or load_settings(extraction={"extract_on_session_end": False})
+        self.embedder = embedder
+
+    def run(self, scenario: Scenario) -> ScenarioResult:
+        """Run one scenario in its own store; a crash becomes the result's ``error``."""
+        from ..service import MemoryService
+
+        result = ScenarioResult(scenario)
+        clock = FixedClock(scenario.start)
+        path = self.workdir / f"{scenario.id}.sqlite"
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        service = MemoryService.open(path, self.settings, clock=clock, embedder=self.embedder, llm=None)
+        try:
+            for grant in scenario.grants:
+                service.grant(grant["agent"], grant["scope"], read=grant.get("read", True), write=grant.get("write", False),
+                              actor="scenario")
+            self._steps(service, clock, scenario, result)
+        except Exception as exc:  # a broken scenario is a failed scenario, reported with its cause
+            result.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            service.close()
+        return result
+
+    def _steps(self, service, clock: FixedClock, scenario: Scenario, result: ScenarioResult) -> None:
+        sessions: dict[str, Any] = {}
+        refs: dict[str, str] = {}
+        for number, raw in enumerate(scenario.steps, start=1):
+            step = _resolve({k: v for k, v in raw.items() if k != "save"}, refs)
+            if "session" in step:
+                spec = step["session"]
+                sessions[spec["name"]] = service.start_session(
+                    agent_id=spec["agent"], user_id=spec["user"], project_id=spec.get("project"))
+            elif "turn" in step:
+                spec = step["turn"]
+                sessions[spec["session"]].record_turn(spec["role"], spec["content"])
+            elif "advance" in step:
+                clock.advance(**step["advance"])
+            elif "grant" in step:
+                spec = step["grant"]
+                service.grant(spec["agent"], spec["scope"], read=spec.get("read", True), write=spec.get("write", False), actor="scenario")
+            elif "revoke" in step:
+                service.revoke(step["revoke"]["agent"], step["revoke"]["scope"], actor="scenario")
+            elif "record" in step:
+                result.checks.extend(judge_record(service, number, step["record"]))
+            elif "tool" in step:
+                self._tool(service, sessions, refs, number, raw, step, result)
+            else:
+                raise ValueError(f"step {number}: unknown step {sorted(step)}")
+
+    def _tool(self, service, sessions, refs, number, raw, step, result) -> None:
+        spec = step["tool"]
+        expect = step.get("expect", {})
+        ctx = StepContext.before(service, number)
+        reply = sessions[spec["session"]].call_tool(spec["name"], spec.get("args", {}))
+        ctx.after(service, reply)
+        if spec["name"] == "memory_search":
+            result.checks.extend(judge_search(ctx, expect))
+        else:
+            result.checks.extend(judge_write(ctx, expect))
+        if "save" in raw:
+            record_id = ctx.saved_record_id()
+            if record_id is None:
+                raise ValueError(f"step {number}: nothing to save as ${raw['save']} (reply: {reply})")
+            refs[raw["save"]] = record_id
+
+
+def summary_rows(results: list[ScenarioResult]) -> list[dict]:
+    """One row per category: scenarios and checks passed."""
+    rows = []
+    for category in CATEGORIES:
+        mine = [r for r in results if r.scenario.category == category]
+        checks = [c for r in mine for c in r.checks]
+        rows.append({
+            "category": category, "scenarios": len(mine), "passed": sum(r.passed for r in mine),
+            "checks": len(checks), "checks_passed": sum(c.ok for c in checks),
+            "result": "PASS" if mine and all(r.passed for r in mine) else ("—" if not mine else "FAIL"),
+        })
+    return rows
+
+
+def format_table(results: list[ScenarioResult]) -> str:
+    """The pass/fail table per category, followed by every failed check."""
+    rows = summary_rows(results)
+    lines = [f"{'category':<22} {'scenarios':>9} {'checks':>11}  result", "-" * 54]
+    for row in rows:
+        lines.append(f"{row['category']:<22} {row['passed']:>4}/{row['scenarios']:<4} {row['checks_passed']:>5}/{row['checks']:<5}  {row['result']}")
+    for r in results:
+        if r.error:
+            lines.append(f"  {r.scenario.id}: ERROR {r.error}")
+        for c in r.failures():
+            lines.append(f"  {r.scenario.id} step {c.step}: {c.what} — {c.detail}")
+    return "\n".join(lines)
+
+
+def scenario_json(results: list[ScenarioResult]) -> list[dict]:
+    """Results as JSON-able dicts (for benchmarks/out)."""
+    return [{"id": r.scenario.id, "category": r.scenario.category, "passed": r.passed, "error": r.error,
+             "checks": [c.__dict__ for c in r.checks]} for r in results]
+
+
+__all__ = ["CATEGORIES", "Check", "Scenario", "ScenarioResult", "ScenarioRunner", "format_table", "load_scenarios",
+           "loads", "scenario_json", "summary_rows"]
