@@ -88,6 +88,12 @@ def cmd_worker(args) -> int:
         return run_worker(service, once=args.once, worker_id=args.worker_id)
 
 
+def cmd_calibrate(args) -> int:
+    from memory_core.eval.calibrate_cli import run
+
+    return run(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agent-memory", description="Manage an agent-memory store.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -125,6 +131,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("worker", cmd_worker, "run extraction, review-due and expiry passes")
     p.add_argument("--once", action="store_true", help="one pass, then exit")
     p.add_argument("--worker-id", default=None)
+    p = sub.add_parser("calibrate", help="re-derive the gate floors for the configured embedder on a scratch LoCoMo store",
+                       description="Re-derive the gate floors (docs/calibration.md); never touches a real store.")
+    from memory_core.eval.calibrate_cli import add_arguments
+
+    add_arguments(p)
+    p.set_defaults(fn=cmd_calibrate)
     return parser
 
 

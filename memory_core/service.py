@@ -269,7 +269,7 @@ class MemoryService:
         request = WriteRequest(
             type=record.type, content=content, scope=Scope(record.scope_kind, record.scope_id),
             source_kind=record.source_kind if keep_source else (source_kind or "agent_inference"),
-            agent_id=agent_id, user_id=user_id, actor=actor, attribute=attribute,
+            agent_id=agent_id, user_id=user_id, actor=actor, attribute=attribute if attribute is not None else record.attribute,
             evidence=record.evidence if keep_source else evidence, session_id=session_id,
             tags=list(record.tags), event_at=parse_ts(record.event_at),
             valid_from=valid_from or parse_ts(record.valid_from), valid_until=valid_until or parse_ts(record.valid_until),
@@ -278,6 +278,37 @@ class MemoryService:
             revises=record,
         )
         return self.ingestor.write(request, access)
+
+    # -- search -------------------------------------------------------------------------------
+
+    def search(
+        self, *, agent_id: str, user_id: str, query: str, types: list[str] | None = None,
+        time_from: datetime | str | None = None, time_to: datetime | str | None = None,
+        entity_hints: list[str] | None = None, limit: int | None = None, historical: bool = False,
+        context: str | None = None, rewrite: bool | None = None, rerank: bool | None = None,
+        session_id: str | None = None,
+    ):
+        """Run the retrieval pipeline as (agent, user); returns a ``memory_core.retrieve.SearchResponse``
+        with results, explanations, the empty reason and the stage trace. Every call is logged."""
+        from .retrieve import retriever_for
+
+        return retriever_for(self).search(
+            agent_id=agent_id, user_id=user_id, query=query, types=types, time_from=time_from, time_to=time_to,
+            entity_hints=entity_hints, limit=limit, historical=historical, context=context, rewrite=rewrite,
+            rerank=rerank, session_id=session_id,
+        )
+
+    def load_search(self, search_id: str):
+        """A logged search rebuilt from the search log as a ``SearchResponse`` (``from_log`` set)."""
+        from .retrieve import load_search
+
+        return load_search(self, search_id)
+
+    def replay_search(self, search_id: str):
+        """Run a logged search again now, with its logged settings; the replay is logged too."""
+        from .retrieve import replay_search
+
+        return replay_search(self, search_id)
 
     # -- inspection ---------------------------------------------------------------------------
 
@@ -356,6 +387,52 @@ class MemoryService:
                                     payload={"records": done, "model": self.embedder.model_name, "version": self.embedder.model_version})
         self.index.rebuild()
         return done
+
+    # -- extraction and maintenance (memory_core.extract, memory_core.maintenance) ---------------
+
+    def run_extraction(self, run_id: str | None = None, *, worker_id: str | None = None):
+        """Process extraction run ``run_id`` now, or the oldest due run; a ``RunDetail`` or None."""
+        from .extract.api import run_extraction
+
+        return run_extraction(self, run_id, worker_id=worker_id)
+
+    def enqueue_extraction(self, session_id: str, *, actor: str, trigger: str = "manual") -> str:
+        """Queue a new extraction run for an ended session; returns the run id."""
+        from .extract.runs import enqueue
+
+        return enqueue(self.store, self.clock, session_id, trigger=trigger, actor=actor)
+
+    def retry_extraction(self, run_id: str, *, actor: str, run_now: bool = False):
+        """Requeue a failed or backing-off run (one extra attempt if its attempts are spent)."""
+        from .extract.api import retry_extraction
+
+        return retry_extraction(self, run_id, actor=actor, run_now=run_now)
+
+    def extraction_runs(self, *, status: str | None = None, session_id: str | None = None, limit: int = 50, offset: int = 0) -> list[dict]:
+        """Extraction runs, newest first, with candidate and write counts of their latest attempt."""
+        from .extract.runs import list_runs
+
+        return list_runs(self.store, status=status, session_id=session_id, limit=limit, offset=offset)
+
+    def extraction_run(self, run_id: str, attempt: int | None = None):
+        """One run end to end (``RunDetail``): attempts, stage timings, candidates with verdicts and outcomes."""
+        from .extract.runs import get_run
+
+        return get_run(self.store, run_id, attempt)
+
+    def extract_transcript(self, *, agent_id: str, user_id: str, turns: list[dict], project_id: str | None = None,
+                           actor: str = "admin", run_now: bool = True):
+        """Create a session from uploaded turns ({role, content, at?}), end it and run extraction."""
+        from .extract.api import extract_transcript
+
+        return extract_transcript(self, agent_id=agent_id, user_id=user_id, turns=turns, project_id=project_id,
+                                  actor=actor, run_now=run_now)
+
+    def run_maintenance(self, *, actor: str = "maintenance") -> dict:
+        """Expire unreinforced provisional records and flag due reviews; returns the ids changed."""
+        from .maintenance import run_maintenance
+
+        return run_maintenance(self, actor=actor).to_dict()
 
     def extension(self, name: str, factory) -> Any:
         """A lazily built per-service component (retriever, extraction runner...)."""

@@ -77,13 +77,14 @@ class RetrievalSettings(_Section):
     candidates_per_generator: int = Field(30, ge=1, le=500, description="Candidates each generator (dense, lexical, entity) may return.")
     rrf_k: float = Field(60.0, gt=0, description="Reciprocal-rank fusion constant k in 1/(k + rank).")
     cosine_floor: float = Field(
-        0.40, ge=-1.0, le=1.0,
-        description="Empty-result gate: a result set whose best dense cosine is below this, with no "
-        "BM25 or entity support, is returned empty. Calibrated for the packaged MiniLM.",
+        0.42, ge=-1.0, le=1.0,
+        description="Empty-result gate: a candidate passes on dense similarity when its cosine to the query is at "
+        "least this. Calibrated for the packaged MiniLM (docs/retrieval.md); recalibrate after changing the embedder.",
     )
     bm25_floor: float = Field(
-        6.0, ge=0.0,
-        description="Empty-result gate: minimum BM25 score (positive, higher is better) for lexical support.",
+        6.5, ge=0.0,
+        description="Empty-result gate: a candidate passes on lexical evidence when its BM25 score (made positive; "
+        "higher is better) is at least this. BM25 grows with store size; calibrated on a store of about 1K records.",
     )
     freshness_half_life_days: float = Field(
         90.0, gt=0, description="Half-life of the episodic recency weight applied to fused scores."
@@ -139,16 +140,31 @@ class RetrievalSettings(_Section):
 
 
 class ExtractionSettings(_Section):
-    extractor: Literal["offline", "anthropic"] = Field(
-        "offline", description="Which extractor proposes candidates at session end."
+    extractor: Literal["offline", "anthropic", "auto"] = Field(
+        "offline",
+        description="Which extractor proposes candidates at session end: the deterministic offline rules, the "
+        "Anthropic model, or auto (Anthropic when an API key is configured). Without a key, anthropic falls back to offline.",
     )
-    reviewer: Literal["offline", "anthropic"] = Field(
-        "offline", description="Which reviewer accepts, rejects or narrows candidates."
+    reviewer: Literal["offline", "anthropic", "auto"] = Field(
+        "offline",
+        description="Which reviewer accepts, rejects or narrows candidates (same choices and fallback as extractor).",
     )
     claim_timeout_s: float = Field(300.0, gt=0, description="Lease on a claimed extraction run; an expired lease lets another worker retry it.")
     max_attempts: int = Field(5, ge=1, le=100, description="Attempts before a failing extraction run is left as failed.")
     extract_on_session_end: bool = Field(True, description="Enqueue an extraction run when a session ends.")
     worker_poll_s: float = Field(5.0, gt=0, description="Seconds the worker sleeps when there is nothing to do.")
+    retry_backoff_s: float = Field(
+        60.0, ge=0, description="Seconds a run waits after a failed attempt (reviewer timeout, invalid model output) before it can be claimed again."
+    )
+    extractor_timeout_s: float = Field(60.0, gt=0, description="Timeout of the Anthropic extractor's request.")
+    extractor_max_tokens: int = Field(4096, ge=256, le=64_000, description="Output token limit of the Anthropic extractor's request.")
+    reviewer_timeout_s: float = Field(30.0, gt=0, description="Timeout of each Anthropic reviewer request; a timeout fails the attempt closed.")
+    review_context_turns: int = Field(2, ge=0, le=50, description="Turns before and after the evidence turn shown to the reviewer.")
+    related_records_limit: int = Field(5, ge=0, le=50, description="Live records shown to the reviewer next to each candidate.")
+    max_candidates: int = Field(50, ge=1, le=500, description="Candidates kept from one extraction; the rest are logged as dropped.")
+    maintenance_batch_size: int = Field(
+        500, ge=1, le=100_000, description="Records the review-due and expiry passes change per transaction."
+    )
 
 
 class AnthropicSettings(_Section):

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from ..clock import FixedClock
-from ..store.db import loads
 from .judge import StepContext, judge_record, judge_search, judge_write
 
 CATEGORIES = (
@@ -58,6 +57,7 @@ class Check:
     what: str
     ok: bool
     detail: str = ""
+    known_gap: str | None = None  # a documented limitation: reported, but does not fail the scenario
 
 
 @dataclass
@@ -68,10 +68,15 @@ class ScenarioResult:
 
     @property
     def passed(self) -> bool:
-        return self.error is None and all(c.ok for c in self.checks)
+        return self.error is None and all(c.ok for c in self.checks if c.known_gap is None)
 
     def failures(self) -> list[Check]:
-        return [c for c in self.checks if not c.ok]
+        """Failed checks that count (known gaps excluded)."""
+        return [c for c in self.checks if not c.ok and c.known_gap is None]
+
+    def known_gaps(self) -> list[Check]:
+        """Checks on documented limitations, whether they currently fail or (newly) pass."""
+        return [c for c in self.checks if c.known_gap is not None]
 
 
 def default_directory() -> Path:
@@ -135,7 +140,7 @@ class ScenarioRunner:
         sessions: dict[str, Any] = {}
         refs: dict[str, str] = {}
         for number, raw in enumerate(scenario.steps, start=1):
-            step = _resolve({k: v for k, v in raw.items() if k != "save"}, refs)
+            step = _resolve({k: v for k, v in raw.items() if k not in ("save", "known_gap")}, refs)
             if "session" in step:
                 spec = step["session"]
                 sessions[spec["name"]] = service.start_session(
@@ -163,10 +168,11 @@ class ScenarioRunner:
         ctx = StepContext.before(service, number)
         reply = sessions[spec["session"]].call_tool(spec["name"], spec.get("args", {}))
         ctx.after(service, reply)
-        if spec["name"] == "memory_search":
-            result.checks.extend(judge_search(ctx, expect))
-        else:
-            result.checks.extend(judge_write(ctx, expect))
+        checks = judge_search(ctx, expect) if spec["name"] == "memory_search" else judge_write(ctx, expect)
+        if raw.get("known_gap"):
+            for check in checks:
+                check.known_gap = raw["known_gap"]
+        result.checks.extend(checks)
         if "save" in raw:
             record_id = ctx.saved_record_id()
             if record_id is None:
@@ -179,10 +185,12 @@ def summary_rows(results: list[ScenarioResult]) -> list[dict]:
     rows = []
     for category in CATEGORIES:
         mine = [r for r in results if r.scenario.category == category]
-        checks = [c for r in mine for c in r.checks]
+        checks = [c for r in mine for c in r.checks if c.known_gap is None]
+        gaps = [c for r in mine for c in r.known_gaps()]
         rows.append({
             "category": category, "scenarios": len(mine), "passed": sum(r.passed for r in mine),
             "checks": len(checks), "checks_passed": sum(c.ok for c in checks),
+            "known_gaps": len(gaps), "known_gaps_failing": sum(not c.ok for c in gaps),
             "result": "PASS" if mine and all(r.passed for r in mine) else ("—" if not mine else "FAIL"),
         })
     return rows
@@ -191,22 +199,32 @@ def summary_rows(results: list[ScenarioResult]) -> list[dict]:
 def format_table(results: list[ScenarioResult]) -> str:
     """The pass/fail table per category, followed by every failed check."""
     rows = summary_rows(results)
-    lines = [f"{'category':<22} {'scenarios':>9} {'checks':>11}  result", "-" * 54]
+    lines = [f"{'category':<22} {'scenarios':>9} {'checks':>11} {'known gaps':>10}  result", "-" * 66]
     for row in rows:
-        lines.append(f"{row['category']:<22} {row['passed']:>4}/{row['scenarios']:<4} {row['checks_passed']:>5}/{row['checks']:<5}  {row['result']}")
+        gaps = f"{row['known_gaps_failing']}/{row['known_gaps']}" if row["known_gaps"] else "-"
+        lines.append(f"{row['category']:<22} {row['passed']:>4}/{row['scenarios']:<4} {row['checks_passed']:>5}/{row['checks']:<5} "
+                     f"{gaps:>10}  {row['result']}")
     for r in results:
         if r.error:
             lines.append(f"  {r.scenario.id}: ERROR {r.error}")
         for c in r.failures():
             lines.append(f"  {r.scenario.id} step {c.step}: {c.what} — {c.detail}")
+        by_step: dict[int, list[Check]] = {}
+        for c in r.known_gaps():
+            by_step.setdefault(c.step, []).append(c)
+        for step, checks in by_step.items():
+            failing = [c for c in checks if not c.ok]
+            state = "still failing: " + "; ".join(f"{c.what} ({c.detail})" for c in failing) if failing else \
+                "NOW PASSES, promote it to a normal expectation"
+            lines.append(f"  known gap at {r.scenario.id} step {step} ({checks[0].known_gap}): {state}")
     return "\n".join(lines)
 
 
 def scenario_json(results: list[ScenarioResult]) -> list[dict]:
     """Results as JSON-able dicts (for benchmarks/out)."""
     return [{"id": r.scenario.id, "category": r.scenario.category, "passed": r.passed, "error": r.error,
-             "checks": [c.__dict__ for c in r.checks]} for r in results]
+             "checks": [dict(c.__dict__) for c in r.checks]} for r in results]
 
 
 __all__ = ["CATEGORIES", "Check", "Scenario", "ScenarioResult", "ScenarioRunner", "format_table", "load_scenarios",
-           "loads", "scenario_json", "summary_rows"]
+           "scenario_json", "summary_rows"]

@@ -20,7 +20,7 @@ from .models import TemporalClaim
 
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _NEXT_WEEKDAY = re.compile(r"\bnext\s+(" + "|".join(_WEEKDAYS) + r")\b", re.IGNORECASE)
-_SINCE = re.compile(r"^(?:since|as of)\b", re.IGNORECASE)
+_SINCE = re.compile(r"^since\b", re.IGNORECASE)
 _LEADING_PREPOSITION = re.compile(r"^(?:on|in|by|until|till|til|through|from|starting|since|as of|before|after|during)\s+", re.IGNORECASE)
 
 

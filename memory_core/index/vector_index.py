@@ -45,7 +45,9 @@ class VectorIndex:
 
     def rebuild(self) -> int:
         """Reload every live embedding from the store; returns the number of vectors."""
-        with self._lock, self.store.lock:
+        # Lock order everywhere: the store's lock, then the index's (a writer holds the store
+        # lock while it refreshes the index; the reverse order would deadlock).
+        with self.store.lock, self._lock:
             conn = self.store.conn
             conn.execute("BEGIN")
             try:
@@ -67,7 +69,7 @@ class VectorIndex:
         current = self.store.records_version()
         if current <= self.version:
             return 0
-        with self._lock:
+        with self.store.lock, self._lock:
             if current <= self.version:
                 return 0
             changes = self.store.query(

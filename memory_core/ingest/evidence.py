@@ -46,12 +46,29 @@ def fold(text: str) -> str:
 
 
 def stem(word: str) -> str:
-    """A deliberately crude suffix stripper: enough to match 'lives' with 'live'."""
-    for suffix in ("ingly", "edly", "ing", "ies", "ied", "ed", "es", "ly", "s"):
-        if len(word) > len(suffix) + 2 and word.endswith(suffix):
-            base = word[: -len(suffix)]
-            return base + "y" if suffix in ("ies", "ied") else base
-    return word
+    """A deliberately crude stemmer: enough to match 'lives', 'lived', 'living' and 'live'.
+
+    Inflectional suffixes come off, then a final silent 'e', so every form of a verb meets at
+    the same stem ('liv'); it only has to be consistent, never pretty.
+    """
+    base = word
+    if len(word) > 4 and word.endswith(("ies", "ied")):
+        base = word[:-3] + "y"
+    elif len(word) > 5 and word.endswith("ingly"):
+        base = word[:-5]
+    elif len(word) > 4 and word.endswith("ing"):
+        base = word[:-3]
+    elif len(word) > 3 and word.endswith("ed"):
+        base = word[:-2]
+    elif len(word) > 3 and word.endswith("ly"):
+        base = word[:-2]
+    elif len(word) > 3 and word.endswith("es") and word[:-2].endswith(("s", "x", "z", "ch", "sh")):
+        base = word[:-2]
+    elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        base = word[:-1]
+    if len(base) > 3 and base.endswith("e"):
+        base = base[:-1]
+    return base
 
 
 def terms(text: str) -> list[str]:

@@ -62,6 +62,8 @@ class WriteRequest:
     source_ref: str | None = None
     operation: str = "memory_write"
     evidence_verified: bool = False  # the caller (the extraction validator) already located the quote
+    evidence_turn: int | None = None  # with evidence_verified: the turn the caller found the quote in
+    dedupe: bool = True  # False for records that are never a duplicate of another (session summaries)
     revises: Record | None = None  # memory_revise: the live record this new version replaces
 
 
@@ -147,7 +149,7 @@ class Ingestor:
 
         source_kind = req.source_kind
         downgrade_reason = None
-        evidence_turn = None
+        evidence_turn = req.evidence_turn if req.evidence_verified else None
         with timer.stage("evidence_validation"):
             if source_kind in EVIDENCED_SOURCE_KINDS and not req.evidence_verified:
                 source_kind, downgrade_reason, evidence_turn, entailment = self._check_evidence(req)
@@ -179,7 +181,7 @@ class Ingestor:
 
             with timer.stage("duplicate_search"):
                 self.index.refresh()
-                duplicate = None if req.revises else self._find_duplicate(req, vector)
+                duplicate = None if (req.revises or not req.dedupe) else self._find_duplicate(req, vector)
             if duplicate is not None:
                 record, reinforcement_notes = self._reinforce(conn, duplicate, req, source_kind, now_dt, evidence_turn)
                 notes.extend(reinforcement_notes)
@@ -275,7 +277,9 @@ class Ingestor:
         notes: list[str] = []
         readable = access.readable_keys
         subject_entity = None
-        if req.about:
+        if req.revises is not None and not req.about:
+            subject_entity = req.revises.subject_entity_id  # a new version keeps its record's subject
+        elif req.about:
             match = resolve_entity(conn, name=req.about, kind=req.about_kind, readable=readable, writer_scope=req.scope, now=now, actor=req.actor)
             subject_entity = match.entity_id
             notes.append(match.reason)

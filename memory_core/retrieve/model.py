@@ -7,10 +7,18 @@ back); the log stores the rest, so a forgotten record leaves no text behind in t
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ..store.records import Record
+
+
+def _shallow(obj: Any) -> dict[str, Any]:
+    """Field name -> value without dataclasses.asdict's deep copy (which dominated log writes).
+
+    Nested lists and dicts are shared with the object, not copied.
+    """
+    return {f.name: getattr(obj, f.name) for f in fields(obj)}
 
 
 @dataclass
@@ -33,7 +41,10 @@ class SearchRequest:
     replay_of: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = _shallow(self)
+        out["types"] = list(self.types) if self.types else self.types
+        out["entity_hints"] = list(self.entity_hints)
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "SearchRequest":
@@ -112,7 +123,7 @@ class StageTrace:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return _shallow(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "StageTrace":
@@ -177,7 +188,7 @@ class ResultExplanation:
     truncated: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return _shallow(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "ResultExplanation":
@@ -215,7 +226,7 @@ class ResponseExplanation:
     summary: str
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return _shallow(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "ResponseExplanation":

@@ -319,3 +319,35 @@ def _m0001_core(conn: sqlite3.Connection) -> None:
         );
         """,
     )
+
+
+@migration(20, "extraction job leases and attempt log")
+def _m0020_extraction_jobs(conn: sqlite3.Connection) -> None:
+    # not_before: a failed attempt's retry backoff; attempt_limit: a per-run override of
+    # extraction.max_attempts (a manual retry grants one more); trigger: why the run exists.
+    # extraction_attempts keeps every attempt of a run, failed and abandoned ones included.
+    _script(
+        conn,
+        """
+        ALTER TABLE extraction_runs ADD COLUMN not_before TEXT;
+        ALTER TABLE extraction_runs ADD COLUMN attempt_limit INTEGER;
+        ALTER TABLE extraction_runs ADD COLUMN trigger TEXT NOT NULL DEFAULT 'session_end';
+        CREATE INDEX extraction_runs_session ON extraction_runs(session_id);
+        CREATE INDEX extraction_candidates_record ON extraction_candidates(record_id);
+
+        CREATE TABLE extraction_attempts (
+            run_id TEXT NOT NULL REFERENCES extraction_runs(id),
+            attempt INTEGER NOT NULL,
+            worker_id TEXT NOT NULL,
+            started_at TEXT NOT NULL,
+            finished_at TEXT,
+            outcome TEXT NOT NULL CHECK (outcome IN ('running','succeeded','failed','lease_lost','abandoned')),
+            error TEXT,
+            extractor TEXT,
+            reviewer TEXT,
+            stages TEXT NOT NULL DEFAULT '{}',
+            detail TEXT NOT NULL DEFAULT '{}',
+            PRIMARY KEY (run_id, attempt)
+        );
+        """,
+    )

@@ -1,0 +1,39 @@
+"""Small helpers shared by the benchmark scripts: percentiles and Markdown tables."""
+
+from __future__ import annotations
+
+import json
+import platform
+from pathlib import Path
+
+import numpy as np
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def summary(values: list[float]) -> dict[str, float]:
+    """p50, p95, mean and max of a list of milliseconds, rounded for reports."""
+    arr = np.asarray(values, dtype=float)
+    if arr.size == 0:
+        return {"n": 0}
+    return {"n": int(arr.size), "p50": round(float(np.percentile(arr, 50)), 2), "p95": round(float(np.percentile(arr, 95)), 2),
+            "mean": round(float(arr.mean()), 2), "max": round(float(arr.max()), 2)}
+
+
+def machine() -> dict[str, str]:
+    import os
+
+    return {"python": platform.python_version(), "cpus": str(os.cpu_count()), "platform": platform.platform()}
+
+
+def markdown_table(header: list[str], rows: list[list[object]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def save(name: str, data: dict, markdown: str) -> None:
+    """Write results/<name>.json and results/<name>.md (both committed as the latest measurement)."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / f"{name}.json").write_text(json.dumps(data, indent=2) + "\n")
+    (RESULTS / f"{name}.md").write_text(markdown + "\n")

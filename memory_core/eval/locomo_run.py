@@ -1,0 +1,115 @@
+"""Building a LoCoMo store and asking its questions: shared by the benchmark and ``agent-memory calibrate``."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+
+from ..clock import FixedClock
+from .ingest import CachingEmbedder, IngestResult, ingest_conversation, user_id_for
+from .locomo import Conversation, off_topic_partner
+from .retrieval_eval import QuestionOutcome, SearchObservation, gate_features, observe
+
+READER = "locomo-reader"
+
+
+@dataclass
+class LocomoStore:
+    """An opened store holding LoCoMo conversations, one user each."""
+
+    service: object
+    clock: FixedClock
+    ingests: dict[str, IngestResult]
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def build_store(conversations: list[Conversation], path: str | Path, *, settings=None, batch_size: int = 64,
+                mention_speakers: bool = True, prime_questions: bool = True, progress=print) -> LocomoStore:
+    """Create a fresh store at ``path`` and write every conversation into it.
+
+    Turn texts (and, with ``prime_questions``, the questions) are embedded in batches first; the
+    write path then gets the same vectors from a cache instead of one model call per turn.
+    """
+    from ..service import MemoryService, shared_embedder
+    from ..settings import load_settings
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    settings = settings or load_settings(extraction={"extract_on_session_end": False})
+    timings: dict[str, float] = {}
+    began = time.perf_counter()
+    embedder = CachingEmbedder(shared_embedder(settings.embedder), batch_size=batch_size)
+    timings["model_load_s"] = time.perf_counter() - began
+    began = time.perf_counter()
+    timings["texts_embedded"] = embedder.prime(t.content() for c in conversations for t in c.turns)
+    timings["batch_embedding_s"] = time.perf_counter() - began
+    if prime_questions:
+        began = time.perf_counter()
+        embedder.prime(q.text for c in conversations for q in c.answerable())
+        timings["question_embedding_s"] = time.perf_counter() - began
+    clock = FixedClock(conversations[0].turns[0].at)
+    service = MemoryService.open(path, settings, clock=clock, embedder=embedder, llm=None)
+    began = time.perf_counter()
+    ingests = {}
+    for conv in conversations:
+        ingests[conv.sample_id] = ingest_conversation(service, conv, clock, mention_speakers=mention_speakers)
+        if progress:
+            progress(f"  ingested {conv.sample_id}: {ingests[conv.sample_id].summary()}")
+    timings["ingest_s"] = time.perf_counter() - began
+    for conv in conversations:
+        service.grant(READER, f"user:{user_id_for(conv)}", read=True, write=False, actor="locomo-eval")
+    return LocomoStore(service, clock, ingests, timings)
+
+
+def ask_all(store: LocomoStore, conversations: list[Conversation], *, settings=None, label: str = "default",
+            off_topic: bool = True, progress=print) -> dict:
+    """Ask every answerable question of its own store and (``off_topic``) of another conversation's.
+
+    Without ``settings`` the questions go through a session's memory_search tool; with them, through
+    the retriever with those retrieval settings (a variant). Each search is read back from its log row.
+    """
+    from ..retrieve import retriever_for
+
+    service, clock = store.service, store.clock
+    outcomes: list[QuestionOutcome] = []
+    foreign: list[tuple] = []
+    features = []
+    errors = 0
+    began = time.perf_counter()
+    for index, conv in enumerate(conversations):
+        user = user_id_for(conv)
+        clock.set(conv.last_at + timedelta(days=1))
+        session = service.start_session(agent_id=READER, user_id=user) if settings is None else None
+
+        def search(text: str) -> SearchObservation | None:
+            nonlocal errors
+            if session is not None:
+                reply = session.call_tool("memory_search", {"query": text, "limit": 10})
+                if not reply.get("ok"):
+                    errors += 1
+                    return None
+                return observe(service, reply["search_id"])
+            response = retriever_for(service).search(agent_id=READER, user_id=user, query=text, limit=10, settings=settings)
+            return observe(service, response.search_id)
+
+        covers = store.ingests[conv.sample_id].covers
+        for q in conv.answerable():
+            obs = search(q.text)
+            if obs is not None:
+                outcomes.append(QuestionOutcome.score(q, obs, covers))
+                features.append(gate_features(q.qid, True, obs))
+        partner = off_topic_partner(conversations, index) if off_topic else None
+        for q in partner.answerable() if partner else []:
+            obs = search(q.text)
+            if obs is not None:
+                foreign.append((q, obs))
+                features.append(gate_features(f"{user}<-{q.qid}", False, obs))
+        if progress:
+            progress(f"  [{label}] {conv.sample_id}: {len(conv.answerable())} answerable"
+                     + (f", {len(partner.answerable())} off-topic from {partner.sample_id}" if partner else ""))
+    return {"outcomes": outcomes, "off_topic": foreign, "features": features, "errors": errors,
+            "seconds": time.perf_counter() - began}

@@ -1,0 +1,154 @@
+"""Writing evaluation results: Markdown tables, plotly figures, and marked README sections.
+
+Figures are saved as standalone HTML (plotly.js from its CDN, so the files stay small) and as
+PNG only when kaleido is importable and works offline; nothing here fights a missing exporter.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+from .locomo import CATEGORY_NAMES
+from .retrieval_eval import VIEW_LABELS, VIEWS
+
+
+def fmt(value, digits: int = 3) -> str:
+    """A number for a table cell ('—' for missing or NaN)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def table(headers: list[str], rows: list[list]) -> str:
+    """A GitHub Markdown table."""
+    out = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" if i == 0 else "---:" for i in range(len(headers))) + "|"]
+    out += ["| " + " | ".join(fmt(c) for c in row) + " |" for row in rows]
+    return "\n".join(out)
+
+
+def category_groups(agg: dict) -> list[str]:
+    return [g for g in agg if g != "overall"]
+
+
+def ablation_table(agg: dict, views: tuple[str, ...] = VIEWS) -> str:
+    """Recall@5, recall@10 and hit@10 per pipeline view, overall, plus recall@10 per category."""
+    groups = category_groups(agg)
+    headers = ["ranking", "R@5", "R@10", "hit@10", *[f"R@10 {g.split(':', 1)[1]}" for g in groups]]
+    rows = []
+    for view in views:
+        overall = agg["overall"][view]
+        rows.append([VIEW_LABELS[view], overall["recall@5"], overall["recall@10"], overall["hit@10"],
+                     *[agg[g][view]["recall@10"] for g in groups]])
+    return table(headers, rows)
+
+
+def category_table(agg: dict, view: str = "full") -> str:
+    """One view's metrics per question category."""
+    rows = []
+    for group, data in agg.items():
+        label = "overall" if group == "overall" else f"{group.split(':')[0]} {group.split(':', 1)[1]}"
+        rows.append([label, data["questions"], data[view]["recall@5"], data[view]["recall@10"], data[view]["hit@10"], data["false_empty"]])
+    return table(["category", "questions", "R@5", "R@10", "hit@10", "false-empty"], rows)
+
+
+def save_figure(fig, directory: Path, name: str) -> list[str]:
+    """Write ``name.html`` (and ``name.png`` when kaleido works); returns the file names written."""
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    fig.write_html(directory / f"{name}.html", include_plotlyjs="cdn", full_html=True)
+    written.append(f"{name}.html")
+    try:
+        import kaleido  # noqa: F401
+
+        fig.write_image(directory / f"{name}.png", width=900, height=520, scale=1)
+        written.append(f"{name}.png")
+    except Exception:  # no exporter here: HTML only, as documented
+        pass
+    return written
+
+
+def ablation_figure(variants: dict[str, dict]):
+    """Grouped bars: recall@10 of each pipeline view, one group per evaluated configuration."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    for name, agg in variants.items():
+        fig.add_bar(name=name, x=[VIEW_LABELS[v] for v in VIEWS], y=[agg["overall"][v]["recall@10"] for v in VIEWS])
+    fig.update_layout(title="LoCoMo recall@10 by pipeline stage (categories 1–4)", yaxis_title="recall@10",
+                      barmode="group", yaxis_range=[0, 1], template="plotly_white")
+    return fig
+
+
+def category_figure(agg: dict, view: str = "full"):
+    import plotly.graph_objects as go
+
+    groups = category_groups(agg)
+    fig = go.Figure()
+    for metric in ("recall@5", "recall@10", "hit@10"):
+        fig.add_bar(name=metric, x=[CATEGORY_NAMES[int(g.split(":")[0])] for g in groups], y=[agg[g][view][metric] for g in groups])
+    fig.update_layout(title=f"LoCoMo per category ({VIEW_LABELS[view]})", barmode="group", yaxis_range=[0, 1], template="plotly_white")
+    return fig
+
+
+def calibration_figure(report: dict):
+    """F1 against each floor (one-dimensional sweeps), with the 90%-of-best band shaded."""
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("cosine floor (dense only)", "BM25 floor (lexical only)"))
+    for col, key in ((1, "cosine"), (2, "bm25")):
+        sweep = report[key]
+        xs = [p["value"] for p in sweep["points"]]
+        for metric, dash in (("f1", None), ("correct_empty", "dot"), ("false_empty", "dash")):
+            fig.add_scatter(x=xs, y=[p[metric] for p in sweep["points"]], name=f"{metric} ({key})", mode="lines",
+                            line={"dash": dash} if dash else None, row=1, col=col)
+        if sweep["band"]:
+            fig.add_vrect(x0=sweep["band"][0], x1=sweep["band"][1], fillcolor="green", opacity=0.12, line_width=0, row=1, col=col)
+    pick = report["recommended"]
+    fig.add_vline(x=pick["cosine_floor"], line_dash="dot", line_color="black", row=1, col=1)
+    fig.add_vline(x=pick["bm25_floor"], line_dash="dot", line_color="black", row=1, col=2)
+    fig.update_layout(title="Gate-floor sweep on LoCoMo (answerable vs off-topic); shaded: F1 ≥ 90% of best",
+                      yaxis_range=[0, 1], template="plotly_white")
+    return fig
+
+
+def separation_figure(answerable: list[float], off_topic: list[float], floor: float, title: str):
+    """Histogram of the best dense cosine for answerable and off-topic questions."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    fig.add_histogram(x=answerable, name="answerable (own conversation)", opacity=0.6, nbinsx=50)
+    fig.add_histogram(x=off_topic, name="off-topic (other conversation)", opacity=0.6, nbinsx=50)
+    fig.add_vline(x=floor, line_dash="dot", annotation_text=f"floor {floor:.2f}")
+    fig.update_layout(barmode="overlay", title=title, xaxis_title="best dense cosine", template="plotly_white")
+    return fig
+
+
+def heatmap_figure(report: dict):
+    import plotly.graph_objects as go
+
+    grid = report["grid"]
+    fig = go.Figure(go.Heatmap(z=grid["f1"], x=grid["bm25_floors"], y=grid["cosine_floors"], colorscale="Viridis",
+                               colorbar={"title": "F1"}))
+    pick = report["recommended"]
+    fig.add_scatter(x=[pick["bm25_floor"]], y=[pick["cosine_floor"]], mode="markers", marker={"color": "red", "size": 10},
+                    name="recommended")
+    fig.update_layout(title="Gate F1 over both floors (entity matches always pass)", xaxis_title="BM25 floor",
+                      yaxis_title="cosine floor", template="plotly_white")
+    return fig
+
+
+def replace_section(readme: Path, marker: str, body: str, heading: str) -> None:
+    """Put ``body`` between ``<!-- marker:start -->`` and ``<!-- marker:end -->`` in ``readme``,
+    appending a new section (with ``heading``) when the markers are absent. Other text is untouched."""
+    start, end = f"<!-- {marker}:start -->", f"<!-- {marker}:end -->"
+    text = readme.read_text(encoding="utf-8") if readme.exists() else "# Benchmarks\n"
+    block = f"{start}\n{body.strip()}\n{end}"
+    if start in text and end in text:
+        text = re.sub(re.escape(start) + r".*?" + re.escape(end), lambda _: block, text, flags=re.S)
+    else:
+        text = text.rstrip() + f"\n\n{heading}\n\n{block}\n"
+    readme.write_text(text, encoding="utf-8")

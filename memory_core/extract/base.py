@@ -1,0 +1,79 @@
+"""Extractor and reviewer contracts, their factories, and transcript loading.
+
+An extractor turns a :class:`Transcript` into ``(ExtractionOutput, info)``; a reviewer turns a
+:class:`ReviewItem` into a :class:`ReviewDecision`. Both raise ExternalServiceError when a hosted
+model fails, which fails the attempt closed. Which implementation runs is a setting; core logic
+never imports a model client.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from ..clock import parse_ts
+from ..errors import NotFoundError
+from ..store.db import loads
+from .anthropic import AnthropicExtractor, AnthropicReviewer
+from .models import ExtractionOutput, ReviewDecision, ReviewItem, Transcript, Turn
+from .offline import OfflineExtractor, OfflineReviewer
+
+
+class Extractor(Protocol):
+    name: str
+
+    def extract(self, transcript: Transcript) -> tuple[ExtractionOutput, dict]: ...
+
+
+class Reviewer(Protocol):
+    name: str
+
+    def review(self, item: ReviewItem) -> ReviewDecision: ...
+
+
+def _hosted(choice: str, llm) -> tuple[bool, str | None]:
+    if choice == "offline":
+        return False, None
+    if llm is None:
+        return False, f"{choice} requested but no Anthropic API key is configured; using offline" if choice == "anthropic" else None
+    return True, None
+
+
+def build_extractor(service) -> Extractor:
+    """The configured extractor (offline unless settings and an API key say otherwise)."""
+    settings = service.settings.extraction
+    hosted, note = _hosted(settings.extractor, service.llm)
+    if hosted:
+        return AnthropicExtractor(service.llm, timeout_s=settings.extractor_timeout_s, max_tokens=settings.extractor_max_tokens)
+    extractor = OfflineExtractor()
+    extractor.fallback_note = note  # type: ignore[attr-defined]
+    return extractor
+
+
+def build_reviewer(service) -> Reviewer:
+    """The configured reviewer (offline unless settings and an API key say otherwise)."""
+    settings = service.settings.extraction
+    hosted, note = _hosted(settings.reviewer, service.llm)
+    if hosted:
+        return AnthropicReviewer(service.llm, timeout_s=settings.reviewer_timeout_s)
+    reviewer = OfflineReviewer(service.judge)
+    reviewer.fallback_note = note  # type: ignore[attr-defined]
+    return reviewer
+
+
+def describe(component) -> str:
+    """A component's name for the run log, with its model when it has one."""
+    model = getattr(getattr(component, "llm", None), "model", None)
+    return f"{component.name}:{model}" if model else component.name
+
+
+def load_transcript(service, session_id: str) -> Transcript:
+    """The session's principal, write targets and turns, as stored."""
+    row = service.store.query_one("SELECT * FROM sessions WHERE id = ?", (session_id,))
+    if row is None:
+        raise NotFoundError(f"no session {session_id}", session_id=session_id)
+    turns = [Turn(t["turn"], t["role"], t["content"], parse_ts(t["at"]))
+             for t in service.store.query("SELECT turn, role, content, at FROM turns WHERE session_id = ? ORDER BY turn", (session_id,))]
+    return Transcript(
+        session_id=session_id, agent_id=row["agent_id"], user_id=row["user_id"], project_id=row["project_id"],
+        write_targets=loads(row["write_targets"], {}), started_at=parse_ts(row["started_at"]), turns=turns,
+    )

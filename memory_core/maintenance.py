@@ -1,0 +1,103 @@
+"""Time-driven passes run by the worker: due-review flags (path C) and provisional expiry.
+
+Both are single UPDATE ... RETURNING statements inside a write transaction, so the selection and
+the change are one atomic step: two workers running the same pass at the same moment flag or
+expire each record once, and running a pass again changes nothing. Neither pass touches content,
+evidence or source kind. A review flag only says "this dated claim is due for another look"; it
+never promotes a record or concludes that a planned event happened. Clearing it is a reviewer's
+action with a reason (:meth:`Lifecycle.clear_review_flag`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .clock import format_ts
+
+
+@dataclass
+class MaintenanceReport:
+    """What one maintenance pass changed."""
+
+    at: str
+    review_flagged: list[str] = field(default_factory=list)
+    expired: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"at": self.at, "review_flagged": self.review_flagged, "expired": self.expired}
+
+
+def _reason(row) -> str:
+    what = f"its review date {row['review_at'][:10]} has arrived"
+    if row["valid_until"] and row["valid_until"] <= row["review_at"]:
+        what += f" (stated valid until {row['valid_until'][:10]})"
+    return (f"{what}; the dated claim may no longer hold or the planned event may or may not have happened. "
+            "Nothing was changed: confirm, revise or clear the flag with a reason.")
+
+
+def flag_due_reviews(service, *, actor: str = "maintenance", limit: int | None = None) -> list[str]:
+    """Flag live records whose review_at has passed and that are not flagged yet; returns their ids."""
+    store = service.store
+    now = format_ts(service.clock.now())
+    batch = limit or service.settings.extraction.maintenance_batch_size
+    flagged: list[str] = []
+    while True:
+        with store.transaction() as conn:
+            due = conn.execute(
+                "SELECT id, review_at, valid_until FROM records WHERE review_at IS NOT NULL AND review_at <= ? "
+                "AND review_flagged_at IS NULL AND status IN ('provisional','confirmed') ORDER BY review_at, seq LIMIT ?",
+                (now, batch),
+            ).fetchall()
+            if not due:
+                return flagged
+            for row in due:
+                reason = _reason(row)
+                changed = conn.execute(
+                    "UPDATE records SET review_flagged_at = ?, review_reason = ?, updated_at = ? "
+                    "WHERE id = ? AND review_flagged_at IS NULL RETURNING seq",
+                    (now, reason, now, row["id"]),
+                ).fetchone()
+                if changed is None:
+                    continue
+                store.bump(conn, changed["seq"])
+                store.append_event(conn, at=now, kind="record.review_due", actor=actor, record_id=row["id"], reason=reason,
+                                   payload={"review_at": row["review_at"], "valid_until": row["valid_until"]})
+                flagged.append(row["id"])
+        if len(due) < batch:
+            return flagged
+
+
+def expire_provisional(service, *, actor: str = "maintenance", limit: int | None = None) -> list[str]:
+    """Move provisional records past their expires_at to ``expired``; returns their ids."""
+    store = service.store
+    now = format_ts(service.clock.now())
+    batch = limit or service.settings.extraction.maintenance_batch_size
+    expired: list[str] = []
+    while True:
+        with store.transaction() as conn:
+            rows = conn.execute(
+                "UPDATE records SET status = 'expired', updated_at = ? WHERE seq IN ("
+                " SELECT seq FROM records WHERE status = 'provisional' AND expires_at IS NOT NULL AND expires_at <= ? "
+                " ORDER BY expires_at, seq LIMIT ?) AND status = 'provisional' RETURNING id, seq, expires_at",
+                (now, now, batch),
+            ).fetchall()
+            for row in rows:
+                store.bump(conn, row["seq"])
+                store.append_event(conn, at=now, kind="record.expired", actor=actor, record_id=row["id"],
+                                   reason="provisional and not reinforced before it expired",
+                                   payload={"expires_at": row["expires_at"]})
+                expired.append(row["id"])
+        if len(rows) < batch:
+            break
+    if expired:
+        service.index.refresh()
+    return expired
+
+
+def run_maintenance(service, *, actor: str = "maintenance") -> MaintenanceReport:
+    """Expiry first (an expired record is not worth a review), then due-review flags."""
+    report = MaintenanceReport(at=format_ts(service.clock.now()))
+    report.expired = expire_provisional(service, actor=actor)
+    report.review_flagged = flag_due_reviews(service, actor=actor)
+    return report

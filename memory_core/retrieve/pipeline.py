@@ -1,0 +1,141 @@
+"""The pipeline wrapper: runs named stages in order, times each, and records its trace.
+
+A stage is any object with a ``name`` and ``run(ctx) -> ctx``. Stages write what they saw and
+produced through :meth:`SearchContext.io` and drop candidates only through
+:meth:`SearchContext.drop`, which demands a reason; the wrapper checks that every candidate that
+left the ranking during a stage was dropped that way. Once a stage halts the search (an empty
+answer is known), the remaining stages are recorded as skipped, except those marked ``always``
+(explanation and logging), which still run.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+import numpy as np
+
+from ..policy.grants import ScopeAccess
+from ..settings import RetrievalSettings
+from .model import Candidate, ResponseExplanation, SearchRequest, StageTrace
+
+
+class Stage(Protocol):
+    name: str
+
+    def run(self, ctx: "SearchContext") -> "SearchContext":
+        """Do this stage's work on the context and return it."""
+        ...
+
+
+@dataclass
+class SearchContext:
+    """Everything one search carries between stages."""
+
+    request: SearchRequest
+    settings: RetrievalSettings
+    deps: Any  # the Retriever: store, index, embedder, clock, llm, rewriter and reranker
+    search_id: str
+    now: datetime
+    at: str
+    query: str = ""
+    rewritten_query: str | None = None
+    rewrite_status: str = "disabled"
+    access: ScopeAccess | None = None
+    scopes: list[str] = field(default_factory=list)
+    filter: Any = None  # HardFilter
+    mask: np.ndarray | None = None
+    query_vec: np.ndarray | None = None
+    entities: list[dict[str, str]] = field(default_factory=list)
+    pool: dict[int, Candidate] = field(default_factory=dict)
+    generated: dict[str, list[int]] = field(default_factory=dict)
+    ranking: list[Candidate] = field(default_factory=list)
+    results: list[Candidate] = field(default_factory=list)
+    dropped: list[Candidate] = field(default_factory=list)
+    floors_deferred: bool = False
+    rerank_outcome: dict[str, Any] = field(default_factory=lambda: {"status": "disabled"})
+    budget_used: int = 0
+    gate_summary: dict[str, Any] = field(default_factory=dict)
+    empty_reason: str | None = None
+    halted: bool = False
+    explanations: list[Any] = field(default_factory=list)
+    response_explanation: ResponseExplanation | None = None
+    stages: list[StageTrace] = field(default_factory=list)
+    started: float = field(default_factory=time.perf_counter)
+    _current: StageTrace | None = None
+
+    # -- used by stages ------------------------------------------------------------------------
+
+    def io(self, inputs: dict[str, Any] | None = None, outputs: dict[str, Any] | None = None) -> None:
+        """Record what the running stage consumed and produced (ids and scores, never text)."""
+        assert self._current is not None
+        if inputs:
+            self._current.inputs.update(inputs)
+        if outputs:
+            self._current.outputs.update(outputs)
+
+    def note(self, text: str) -> None:
+        assert self._current is not None
+        self._current.notes.append(text)
+
+    def skip(self, reason: str) -> None:
+        """Mark the running stage as skipped (it did nothing), with why."""
+        assert self._current is not None
+        self._current.status = "skipped"
+        self._current.notes.append(reason)
+
+    def drop(self, candidate: Candidate, reason: str) -> None:
+        """Remove ``candidate`` from the ranking, recording why (the only way to drop one)."""
+        assert self._current is not None
+        candidate.dropped_at = self._current.name
+        candidate.dropped_reason = reason
+        self._current.dropped.append({"id": candidate.record_id, "reason": reason})
+        self.dropped.append(candidate)
+
+    def halt(self, empty_reason: str) -> None:
+        """The answer is empty: remember why; later stages are skipped unless they always run."""
+        self.empty_reason = empty_reason
+        self.halted = True
+
+    def elapsed_ms(self) -> float:
+        return round((time.perf_counter() - self.started) * 1000.0, 3)
+
+
+class Pipeline:
+    """Named stages run in order by :meth:`run`."""
+
+    def __init__(self, stages: list[Stage]) -> None:
+        names = [s.name for s in stages]
+        if len(set(names)) != len(names):
+            raise ValueError(f"stage names must be unique: {names}")
+        self.stages = stages
+
+    @property
+    def names(self) -> list[str]:
+        return [s.name for s in self.stages]
+
+    def run(self, ctx: SearchContext) -> SearchContext:
+        for stage in self.stages:
+            trace = StageTrace(stage.name)
+            ctx.stages.append(trace)
+            if ctx.halted and not getattr(stage, "always", False):
+                trace.status = "skipped"
+                trace.notes.append(f"skipped: the search already ended empty ({ctx.empty_reason})")
+                continue
+            ctx._current = trace
+            before = {c.record_id for c in ctx.ranking}
+            dropped_before = len(ctx.dropped)
+            began = time.perf_counter()
+            try:
+                ctx = stage.run(ctx)
+            finally:
+                trace.ms = round((time.perf_counter() - began) * 1000.0, 3)
+                ctx._current = None
+            after = {c.record_id for c in ctx.ranking}
+            explained = {c.record_id for c in ctx.dropped[dropped_before:]}
+            unexplained = before - after - explained
+            if unexplained:
+                raise AssertionError(f"stage {stage.name} dropped {sorted(unexplained)} without a reason")
+        return ctx

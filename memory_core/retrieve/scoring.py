@@ -1,0 +1,195 @@
+"""Pure scoring functions of the pipeline: fusion, freshness, the gate, duplicate collapse and the
+token budget. No I/O; each is tested directly (and with hypothesis)."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Hashable, Mapping, Sequence
+from typing import TypeVar
+
+import numpy as np
+
+K = TypeVar("K", bound=Hashable)
+
+
+# -- reciprocal-rank fusion ----------------------------------------------------------------------
+
+
+def rrf_fuse(ranked: Mapping[str, Sequence[K]], k: float) -> list[tuple[K, float]]:
+    """Reciprocal-rank fusion: each item scores the sum of 1/(k + rank) over the lists holding it.
+
+    Ranks start at 1. Ties are broken by the item's best single rank, then by the number of lists
+    holding it, then by the item itself, so the order never depends on the order of the lists.
+    """
+    if k <= 0:
+        raise ValueError("the RRF constant must be positive")
+    scores: dict[K, float] = {}
+    best: dict[K, int] = {}
+    hits: dict[K, int] = {}
+    for name in sorted(ranked):  # a fixed summation order keeps float sums (and ties) identical
+        items = ranked[name]
+        seen: set[K] = set()
+        for rank, item in enumerate(items, start=1):
+            if item in seen:
+                continue  # a list naming an item twice counts it once, at its better rank
+            seen.add(item)
+            scores[item] = scores.get(item, 0.0) + 1.0 / (k + rank)
+            best[item] = min(best.get(item, rank), rank)
+            hits[item] = hits.get(item, 0) + 1
+    order = sorted(scores, key=lambda item: (-scores[item], best[item], -hits[item], item))
+    return [(item, scores[item]) for item in order]
+
+
+# -- episodic freshness --------------------------------------------------------------------------
+
+
+def freshness_factor(age_days: float, half_life_days: float, weight: float) -> float:
+    """Multiplier for an episodic record's fused score: ``(1 - w) + w * 0.5 ** (age / half_life)``.
+
+    A record from the future (or now) gets 1.0; with ``weight`` 0 every record gets 1.0; the factor
+    never drops below ``1 - weight``.
+    """
+    if half_life_days <= 0:
+        raise ValueError("the half-life must be positive")
+    weight = min(max(weight, 0.0), 1.0)
+    age = max(age_days, 0.0)
+    return (1.0 - weight) + weight * math.pow(0.5, age / half_life_days)
+
+
+# -- the empty-result gate ----------------------------------------------------------------------
+
+
+def _fmt(value: float, floor: float, digits: int) -> tuple[str, str]:
+    """Format value and floor so that a comparison shown never reads like '0.40 < floor 0.40'."""
+    while digits < 6:
+        a, b = f"{value:.{digits}f}", f"{floor:.{digits}f}"
+        if a != b or value == floor:
+            return a, b
+        digits += 1
+    return f"{value:.6f}", f"{floor:.6f}"
+
+
+def gate_check(
+    cosine: float | None, bm25: float | None, entity_names: Sequence[str], cosine_floor: float, bm25_floor: float
+) -> tuple[bool, str]:
+    """Does one candidate pass the gate? A candidate passes on any one of its three signals."""
+    if entity_names:
+        return True, "passed: exact entity match (" + ", ".join(entity_names) + ")"
+    if cosine is not None and cosine >= cosine_floor:
+        a, b = _fmt(cosine, cosine_floor, 2)
+        return True, f"passed: cosine {a} >= floor {b}"
+    if bm25 is not None and bm25 >= bm25_floor:
+        a, b = _fmt(bm25, bm25_floor, 1)
+        return True, f"passed: BM25 {a} >= floor {b}"
+    return False, weak_signals_reason(cosine, bm25, cosine_floor, bm25_floor, prefix="")
+
+
+def weak_signals_reason(
+    cosine: float | None, bm25: float | None, cosine_floor: float, bm25_floor: float, prefix: str = "best "
+) -> str:
+    """'best cosine 0.31 < floor 0.40; best BM25 2.1 < floor 6.0; no entity match' (or per candidate)."""
+    if cosine is None:
+        dense = "no dense candidate"
+    else:
+        a, b = _fmt(cosine, cosine_floor, 2)
+        dense = f"{prefix}cosine {a} < floor {b}"
+    if bm25 is None:
+        lexical = "no lexical match"
+    else:
+        a, b = _fmt(bm25, bm25_floor, 1)
+        lexical = f"{prefix}BM25 {a} < floor {b}"
+    return f"{dense}; {lexical}; no entity match"
+
+
+# -- near-duplicate collapse --------------------------------------------------------------------
+
+
+def collapse_near_duplicates(
+    keys: Sequence[K], vectors: np.ndarray, threshold: float
+) -> tuple[list[K], dict[K, tuple[K, float]]]:
+    """Walk ``keys`` in rank order, keeping an item unless it is within ``threshold`` cosine of an
+    item already kept. Returns the kept keys and, for each dropped key, (the key kept, cosine).
+
+    ``vectors`` holds one unit vector per key, in the same order. A key without a vector (an all
+    zero row) is always kept.
+    """
+    kept: list[K] = []
+    kept_rows: list[int] = []
+    absorbed: dict[K, tuple[K, float]] = {}
+    vectors = np.asarray(vectors, dtype=np.float32)
+    if len(keys) == 0:
+        return kept, absorbed
+    gram = vectors @ vectors.T  # one product; the greedy walk below only reads it
+    close = gram >= threshold
+    for i, key in enumerate(keys):
+        if kept_rows and close[i, kept_rows].any():
+            sims = gram[i, kept_rows]
+            j = int(np.argmax(sims))
+            absorbed[key] = (kept[j], float(sims[j]))
+            continue
+        kept.append(key)
+        kept_rows.append(i)
+    return kept, absorbed
+
+
+# -- token budget --------------------------------------------------------------------------------
+
+_PIECE = re.compile(r"[^\W_]+|[^\w\s]|_", re.UNICODE)
+
+
+def count_tokens(text: str) -> int:
+    """An offline estimate of the tokens a model's tokenizer makes of ``text``.
+
+    Each run of letters or digits counts one token per started four characters, and each
+    punctuation mark or symbol counts one. For English prose this lands at or slightly above
+    what BPE tokenizers report (about 1.3 tokens a word), so the budget errs on the safe side.
+    """
+    total = 0
+    for piece in _PIECE.findall(text):
+        total += -(-len(piece) // 4) if piece[0].isalnum() else 1
+    return total
+
+
+def truncate_to_tokens(text: str, max_tokens: int) -> str:
+    """The longest prefix of ``text`` (cut at a word boundary when possible) within ``max_tokens``,
+    followed by an ellipsis; the ellipsis is counted."""
+    if count_tokens(text) <= max_tokens:
+        return text
+    limit = max(max_tokens - 1, 0)
+    used = 0
+    end = 0
+    for match in _PIECE.finditer(text):
+        piece = match.group(0)
+        cost = -(-len(piece) // 4) if piece[0].isalnum() else 1
+        if used + cost > limit:
+            break
+        used += cost
+        end = match.end()
+    return text[:end].rstrip() + "…"
+
+
+def fit_budget(costs: Sequence[int], budget: int, limit: int) -> list[tuple[str, int]]:
+    """Decide, in rank order, which items fit: ``(decision, tokens used after it)`` per item.
+
+    Decisions: ``"keep"``; ``"truncate"`` (only the first item, when it alone exceeds the budget:
+    it is cut to the budget rather than returning nothing); ``"over_budget"`` (skipped, later
+    smaller items may still fit); ``"over_limit"`` (the result count is already ``limit``).
+    """
+    out: list[tuple[str, int]] = []
+    used = 0
+    kept = 0
+    for cost in costs:
+        if kept >= limit:
+            out.append(("over_limit", used))
+        elif used + cost <= budget:
+            used += cost
+            kept += 1
+            out.append(("keep", used))
+        elif kept == 0:
+            used = budget
+            kept += 1
+            out.append(("truncate", used))
+        else:
+            out.append(("over_budget", used))
+    return out

@@ -1,0 +1,69 @@
+"""The memory_search tool: the model's way into the retrieval pipeline.
+
+The session supplies the principal (agent, user) and, when rewriting is on, the current-turn
+context (the session's latest transcript turns); the model supplies only the query and options.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pydantic import Field, field_validator
+
+from ..tools.registry import register
+from ..clock import parse_ts
+from ..tools.schemas import RecordType, ToolInput
+from .retriever import retriever_for
+
+if TYPE_CHECKING:
+    from ..service import Session
+
+
+class MemorySearchInput(ToolInput):
+    """Search long-term memory for facts, past events and procedures relevant to the current task. Returns nothing when no stored memory is relevant; each result says why it matched."""
+
+    query: str = Field(min_length=1, max_length=2000, description="What to look for, as a standalone question or phrase, e.g. 'user's preferred answer style'.")
+    types: list[RecordType] | None = Field(None, description="Only these memory types (semantic facts, episodic events, procedural how-tos).")
+    time_from: str | None = Field(None, description="Only records whose event time is at or after this ISO-8601 date or time.")
+    time_to: str | None = Field(None, description="Only records whose event time is at or before this ISO-8601 date or time (a date includes the whole day).")
+    entity_hints: list[str] = Field(default_factory=list, max_length=20, description="Names of people, projects, orgs or repos the search is about.")
+    limit: int | None = Field(None, ge=1, le=500, description="Most results to return.")
+    historical: bool = Field(False, description="Also search superseded and expired records (for questions about what used to be true).")
+
+    @field_validator("time_from", "time_to")
+    @classmethod
+    def _iso(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                parse_ts(value)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"not an ISO-8601 date or time: {value!r}") from exc
+        return value
+
+
+def session_context(session: "Session", turns: int, chars: int) -> str | None:
+    """The session's latest ``turns`` transcript turns as 'role: text' lines (newest last)."""
+    if turns <= 0 or chars <= 0:
+        return None
+    rows = session.service.store.query(
+        "SELECT role, content FROM turns WHERE session_id = ? ORDER BY turn DESC LIMIT ?", (session.id, turns)
+    )
+    if not rows:
+        return None
+    text = "\n".join(f"{row['role']}: {row['content']}" for row in reversed(rows))
+    return text[-chars:]
+
+
+@register("memory_search", MemorySearchInput)
+def memory_search(session: "Session", args: MemorySearchInput) -> dict:
+    service = session.service
+    settings = service.settings.retrieval
+    context = None
+    if settings.rewrite_enabled:
+        context = session_context(session, settings.rewrite_context_turns, settings.rewrite_context_chars)
+    response = retriever_for(service).search(
+        agent_id=session.agent_id, user_id=session.user_id, query=args.query, types=args.types,
+        time_from=args.time_from, time_to=args.time_to, entity_hints=args.entity_hints, limit=args.limit,
+        historical=args.historical, context=context, session_id=session.id,
+    )
+    return response.to_tool_result()
