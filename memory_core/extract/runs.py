@@ -11,7 +11,6 @@ lost its lease cannot finish a run another worker has taken over.
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -221,31 +220,15 @@ class RunDetail:
                 "shown_attempt": self.shown_attempt, "events": self.events}
 
     def to_dataframe(self):
-        """Candidates as a pandas DataFrame (one row each: content, verdict, outcome, record)."""
-        import pandas as pd
+        """Candidates as a pandas DataFrame (one row each: content, evidence, verdict and reason, outcome, record)."""
+        from ..notebook.extraction import run_frame
 
-        return pd.DataFrame([
-            {"idx": c["idx"], "kind": c["candidate"].get("kind", "fact"), "content": c["candidate"].get("content"),
-             "evidence": c["candidate"].get("evidence"), "verdict": c["verdict"], "outcome": c["outcome"], "record_id": c["record_id"]}
-            for c in self.candidates
-        ])
+        return run_frame(self)
 
     def _repr_html_(self) -> str:
-        try:
-            head = (f"<b>run {html.escape(self.run['id'])}</b> · {html.escape(self.status)} · attempts {self.run['attempts']} · "
-                    f"session {html.escape(self.run['session_id'])}")
-            rows = "".join(
-                "<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in (
-                    c["idx"], c["candidate"].get("content", ""), c["verdict"] or "", c["outcome"] or "", c["record_id"] or "")) + "</tr>"
-                for c in self.candidates
-            )
-            return (f"<div>{head}<table><tr><th>#</th><th>content</th><th>verdict</th><th>outcome</th><th>record</th></tr>"
-                    f"{rows}</table></div>")
-        except Exception as exc:  # a repr must never raise in a notebook
-            import warnings
+        from ..notebook.extraction import run_html
 
-            warnings.warn(f"RunDetail HTML repr failed: {exc}")
-            return html.escape(repr(self.to_dict()))
+        return run_html(self)
 
 
 def get_run(store: Store, run_id: str, attempt: int | None = None) -> RunDetail:

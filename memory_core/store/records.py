@@ -87,6 +87,18 @@ class Record:
         ]
         return out
 
+    def _repr_html_(self) -> str:
+        # Notebook display of this version alone; service.show_record(id) adds the lineage.
+        from ..notebook.records import record_html
+
+        return record_html(self)
+
+    def to_dataframe(self):
+        """This record as a one-row pandas DataFrame."""
+        from ..notebook.records import record_frame
+
+        return record_frame(self)
+
 
 _COLUMNS = (
     "seq", "id", "type", "version", "lineage_id", "content", "subject_entity_id", "attribute", "subject",

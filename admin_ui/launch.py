@@ -1,0 +1,78 @@
+"""``agent-memory serve``: make sure the store exists, then exec ``streamlit run app.py``.
+
+With ``demo=True`` a missing store is built from ``seed_data/`` first (progress printed), the
+demo accounts file is used unless another is configured, and demo mode is switched on; the app
+signs in a demo operator automatically only because the server is bound to localhost.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = ROOT / "app.py"
+DEMO_ACCOUNTS = ROOT / "seed_data" / "demo_accounts.toml"
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def streamlit_command(port: int, host: str) -> list[str]:
+    """The headless ``streamlit run`` command line for the app."""
+    return [
+        sys.executable, "-m", "streamlit", "run", str(APP),
+        "--server.headless", "true",
+        "--server.address", host,
+        "--server.port", str(port),
+        "--server.fileWatcherType", "none",
+        "--browser.gatherUsageStats", "false",
+    ]
+
+
+def app_environment(store: Path, demo: bool, base: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment the app runs with: the store, offline model loading, demo settings."""
+    env = dict(os.environ if base is None else base)
+    env["MEMORY_STORE"] = str(store)
+    for key in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        env.setdefault(key, "1")
+    env.setdefault("TOKENIZERS_PARALLELISM", "false")
+    if demo:
+        env["MEMORY_UI__DEMO_MODE"] = "true"
+        if not env.get("MEMORY_UI__ACCOUNTS_FILE") and DEMO_ACCOUNTS.is_file():
+            env["MEMORY_UI__ACCOUNTS_FILE"] = str(DEMO_ACCOUNTS)
+    return env
+
+
+def ensure_store(store: Path, demo: bool, out=print) -> None:
+    """Build the demo store if it is missing (demo mode); otherwise say what will happen."""
+    if store.exists():
+        out(f"using the store at {store}")
+        return
+    if not demo:
+        out(f"no store at {store}: the app will create an empty one")
+        return
+    from memory_core.demo import build_demo_store
+
+    out(f"building the demo store at {store} from seed_data/ (first run only)…")
+    build_demo_store(store, progress=lambda message: out(f"  {message}"))
+
+
+def serve(store: str, port: int, demo: bool, host: str, *, execute: bool = True) -> int:
+    """Prepare the store and exec the Streamlit server; returns only when ``execute`` is False."""
+    path = Path(store).resolve()
+    ensure_store(path, demo, out=lambda message: print(message, flush=True))
+    env = app_environment(path, demo)
+    command = streamlit_command(port, host)
+    shown = "localhost" if host in LOCAL_HOSTS or host in ("0.0.0.0", "::") else host
+    print(f"\nagent-memory admin app: http://{shown}:{port}", flush=True)
+    if demo:
+        if host in LOCAL_HOSTS:
+            print("demo mode: you are signed in as the demo operator; sign out to use a demo account "
+                  "of another role (usernames and passwords in docs/demo.md)", flush=True)
+        else:
+            print(f"demo mode: automatic sign-in is OFF because the server is bound to {host}, not localhost", flush=True)
+    if not execute:
+        return 0
+    os.chdir(ROOT)
+    os.execvpe(command[0], command, env)
+    return 0  # not reached

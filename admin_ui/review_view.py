@@ -1,0 +1,108 @@
+"""The decision forms of the review queue: one record, or many at once.
+
+Provisional records: confirm, reject (forget) or edit. Review-due records: clear the flag,
+revise, or forget. Every form asks for a reason; destructive ones also for a confirmation.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from memory_core.store.records import Record
+
+from . import actions
+from .auth import Identity
+from .widgets import check_reason, flash, md_escape, read_only_note, reason_fields, show_error, table
+
+QUEUES = {"provisional": "Provisional records", "review_due": "Review due"}
+BULK_CHOICES = {
+    "provisional": {"confirm": "Confirm all selected", "forget": "Reject (forget) all selected"},
+    "review_due": {"clear_flag": "Clear the flag on all selected", "forget": "Forget all selected"},
+}
+
+
+def validity_rows(record: Record) -> list[dict]:
+    """The flag and the validity bounds a reviewer decides on."""
+    return [{"review flagged at": record.review_flagged_at, "flag reason": record.review_reason,
+             "review_at": record.review_at, "valid_from": record.valid_from, "valid_until": record.valid_until,
+             "event_at": record.event_at, "expires_at": record.expires_at}]
+
+
+def _run(fn, done_message: str, selection_key: str) -> None:
+    try:
+        fn()
+    except Exception as exc:  # noqa: BLE001 - shown to the reviewer
+        show_error(exc)
+    else:
+        flash(done_message)
+        st.session_state.pop(selection_key, None)
+        st.rerun()
+
+
+def decision_forms(service, identity: Identity, record: Record, queue: str, selection_key: str) -> None:
+    """The actions a reviewer can take on one record of ``queue``."""
+    if queue == "review_due":
+        st.caption("Why it was flagged, and the dates the record claims")
+        table(validity_rows(record), key="review_validity")
+    if not identity.can("review"):
+        read_only_note(identity, "decide on records")
+        return
+    rid = record.id
+    cols = st.columns(3)
+    if queue == "provisional":
+        with cols[0].form("review_confirm_form"):
+            st.markdown("**Confirm**")
+            reason, _ = reason_fields("review_confirm")
+            if st.form_submit_button("Confirm", key="review_confirm_submit", type="primary") and check_reason(reason, True):
+                _run(lambda: actions.confirm_record(service, identity, rid, reason), f"Confirmed {rid}", selection_key)
+        with cols[1].form("review_reject_form"):
+            st.markdown("**Reject**")
+            reason, ok = reason_fields("review_reject", destructive=True, confirm_text="Erase this inference")
+            if st.form_submit_button("Reject (forget)", key="review_reject_submit") and check_reason(reason, ok):
+                _run(lambda: actions.forget_record(service, identity, rid, reason), f"Rejected and erased {rid}", selection_key)
+    else:
+        with cols[0].form("review_clear_form"):
+            st.markdown("**Clear the flag**")
+            next_review = st.text_input("Next review (ISO date, optional)", key="review_clear_next")
+            reason, _ = reason_fields("review_clear")
+            if st.form_submit_button("Clear flag", key="review_clear_submit", type="primary") and check_reason(reason, True):
+                _run(lambda: actions.clear_review_flag(service, identity, rid, reason, next_review.strip() or None),
+                     f"Cleared the review flag on {rid}", selection_key)
+        with cols[1].form("review_forget_form"):
+            st.markdown("**Forget**")
+            reason, ok = reason_fields("review_forget", destructive=True, confirm_text="Erase this record")
+            if st.form_submit_button("Forget", key="review_forget_submit") and check_reason(reason, ok):
+                _run(lambda: actions.forget_record(service, identity, rid, reason), f"Erased {rid}", selection_key)
+    with cols[2].form("review_edit_form"):
+        st.markdown("**Edit (new version)**")
+        content = st.text_area("Corrected content", value=record.content, key=f"review_edit_content_{rid}")
+        reason, _ = reason_fields("review_edit")
+        if st.form_submit_button("Save new version", key="review_edit_submit") and check_reason(reason, True):
+            _run(lambda: actions.revise_record(service, identity, rid, content, reason), f"Wrote a new version of {rid}",
+                 selection_key)
+
+
+def bulk_form(service, identity: Identity, queue: str, ids: list[str], selection_key: str) -> None:
+    """One action on every selected record, with a confirmation and a progress bar."""
+    if not identity.can("review"):
+        return
+    choices = BULK_CHOICES[queue]
+    with st.form("review_bulk_form"):
+        st.markdown(md_escape(f"Bulk action on {len(ids)} selected record(s)"))
+        action = st.selectbox("Action", list(choices), format_func=choices.get, key="review_bulk_action")
+        reason, ok = reason_fields("review_bulk", destructive=True,
+                                   confirm_text="Apply this action to every selected record")
+        submitted = st.form_submit_button("Apply", key="review_bulk_submit", type="primary")
+    if submitted and check_reason(reason, ok):
+        if not ids:
+            st.error("Select at least one record first.")
+            return
+        bar = st.progress(0.0, text="Working…")
+        result = actions.bulk(service, identity, action, ids, reason,
+                              progress=lambda n, total: bar.progress(n / total, text=f"{n} of {total}"))
+        for rid, error in result.failed.items():
+            st.error(md_escape(f"{rid}: {error}"))
+        flash(result.summary({"confirm": "Confirmed", "forget": "Forgot", "clear_flag": "Cleared the flag on"}[action]))
+        st.session_state.pop(selection_key, None)
+        if not result.failed:
+            st.rerun()

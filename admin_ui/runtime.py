@@ -1,0 +1,91 @@
+"""Where the app's memory service comes from: one ``@st.cache_resource`` factory.
+
+The store, and two test hooks, are read from the environment so ``streamlit run``, AppTest and
+the Playwright server all build the service the same way:
+
+- ``MEMORY_STORE``: the store file (default ``var/memory.sqlite``); ``agent-memory serve`` sets it.
+- ``MEMORY_UI_CLOCK``: an ISO timestamp that pins the service clock. Without it, a demo store
+  (one whose metadata holds ``demo_now``) is opened at that moment, so its review flags, expiries
+  and "now" match the story the demo tells; any other store runs on the system clock.
+- ``MEMORY_UI_EMBEDDER``: ``module:Class`` of an embedder to use instead of the configured model
+  (tests use ``tests.fakes:HashingEmbedder``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+import streamlit as st
+
+from memory_core import FixedClock, MemoryService, load_settings
+from memory_core.settings import Settings
+
+STORE_ENV = "MEMORY_STORE"
+CLOCK_ENV = "MEMORY_UI_CLOCK"
+EMBEDDER_ENV = "MEMORY_UI_EMBEDDER"
+DEFAULT_STORE = "var/memory.sqlite"
+
+
+@dataclass(frozen=True)
+class RuntimeConfig:
+    """How to open the service; hashable so it can key the resource cache."""
+
+    store: str
+    clock: str | None = None
+    embedder: str | None = None
+
+
+def runtime_config() -> RuntimeConfig:
+    """The service configuration from the environment."""
+    return RuntimeConfig(
+        store=os.environ.get(STORE_ENV) or DEFAULT_STORE,
+        clock=os.environ.get(CLOCK_ENV) or None,
+        embedder=os.environ.get(EMBEDDER_ENV) or None,
+    )
+
+
+def _load_class(spec: str):
+    module_name, _, attr = spec.partition(":")
+    return getattr(importlib.import_module(module_name), attr)
+
+
+def stored_demo_now(path: str) -> str | None:
+    """The ``demo_now`` a demo store carries in its metadata, read without opening the service."""
+    if not Path(path).is_file():
+        return None
+    try:
+        conn = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True)
+        try:
+            row = conn.execute("SELECT value FROM store_meta WHERE key = 'demo_now'").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+    return row[0] if row else None
+
+
+def open_service(config: RuntimeConfig, settings: Settings | None = None) -> MemoryService:
+    """Open the store described by ``config`` (uncached; the factory below caches it)."""
+    pinned = config.clock or stored_demo_now(config.store)
+    clock = FixedClock(pinned) if pinned else None
+    embedder = _load_class(config.embedder)() if config.embedder else None
+    return MemoryService.open(config.store, settings or load_settings(), clock=clock, embedder=embedder)
+
+
+@st.cache_resource(show_spinner="Opening the memory store and loading the embedding model…")
+def _cached_service(config: RuntimeConfig) -> MemoryService:
+    return open_service(config)
+
+
+def get_service() -> MemoryService:
+    """The app's one memory service for the configured store (shared by every session)."""
+    return _cached_service(runtime_config())
+
+
+def get_settings() -> Settings:
+    """Settings from the environment, read on each run (cheap, and tests can vary them)."""
+    return load_settings()

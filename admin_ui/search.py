@@ -1,0 +1,115 @@
+"""The search explorer's logic: run the real pipeline as a principal, reopen logged searches.
+
+The app never filters or ranks anything itself: a search here is ``service.search`` with the
+chosen agent and user, so it applies exactly that agent's grants, no more. Logged searches are
+rebuilt from the search log (``SearchResponse`` with ``from_log``) and can be replayed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, datetime, time, timezone
+from typing import Any
+
+from memory_core import charts
+from memory_core.clock import format_ts
+from memory_core.store.db import loads
+
+
+@dataclass
+class SearchForm:
+    """What the explorer's widgets collected."""
+
+    agent_id: str
+    user_id: str
+    query: str
+    types: list[str] = field(default_factory=list)
+    time_from: date | None = None
+    time_to: date | None = None
+    entity_hints: str = ""
+    limit: int | None = None
+    historical: bool = False
+    rewrite: bool | None = None
+    rerank: bool | None = None
+    context: str | None = None
+
+    def kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for ``service.search``."""
+        def day(value: date | None, end: bool = False) -> str | None:
+            if value is None:
+                return None
+            moment = datetime.combine(value, time.max if end else time.min, tzinfo=timezone.utc)
+            return format_ts(moment)
+
+        hints = [h.strip() for h in self.entity_hints.split(",") if h.strip()]
+        return {
+            "agent_id": self.agent_id.strip(), "user_id": self.user_id.strip(), "query": self.query,
+            "types": list(self.types) or None, "time_from": day(self.time_from), "time_to": day(self.time_to, end=True),
+            "entity_hints": hints or None, "limit": self.limit, "historical": self.historical,
+            "rewrite": self.rewrite, "rerank": self.rerank, "context": self.context or None,
+        }
+
+
+def retrieval_available(service) -> bool:
+    return callable(getattr(service, "search", None))
+
+
+def run_search(service, form: SearchForm):
+    """Run the real pipeline as (agent, user); the search is logged like an agent's."""
+    return service.search(**form.kwargs())
+
+
+def load_search(service, search_id: str):
+    """A logged search rebuilt as a ``SearchResponse`` with ``from_log`` set (by id)."""
+    return service.load_search(search_id)
+
+
+def replay_search(service, search_id: str):
+    """Run a logged search's request again now (a new, logged search marked as a replay)."""
+    return service.replay_search(search_id)
+
+
+def recent_searches(service, limit: int = 50) -> list[dict[str, Any]]:
+    """The latest logged searches for the picker."""
+    rows = service.store.query(
+        "SELECT id, at, agent_id, user_id, raw_query, result_ids FROM search_log ORDER BY seq DESC LIMIT ?", (limit,))
+    return [{**dict(r), "results": len(loads(r["result_ids"], []))} for r in rows]
+
+
+# -- presentation data -------------------------------------------------------------------------
+
+
+def result_rows(response) -> list[dict[str, Any]]:
+    """One row per returned record: rank, signals and the text handed back."""
+    rows = []
+    for result in response.results:
+        e = result.explanation
+        rows.append({
+            "rank": e.rank, "id": e.record_id, "type": e.type, "status": e.status, "scope": e.scope,
+            "matched_by": ", ".join(e.matched_by), "fused_rank": e.fused_rank,
+            "cosine": None if e.cosine is None else round(e.cosine, 4), "gate": e.gate,
+            "content": result.content if result.content is not None else "(not stored in the log)",
+        })
+    return rows
+
+
+def stage_rows(response) -> list[dict[str, Any]]:
+    """The stage table: name, ran/skipped, ms, how many it dropped, first note."""
+    return [{"#": i + 1, "stage": s.name, "status": s.status, "ms": round(s.ms, 3), "dropped": len(s.dropped),
+             "note": s.notes[0] if s.notes else ""} for i, s in enumerate(response.trace.stages)]
+
+
+def generator_rows(response) -> list[dict[str, Any]]:
+    return charts.generator_rows_from_trace(response.trace)
+
+
+def empty_headline(response) -> str | None:
+    """The sentence the explorer shows first when nothing came back."""
+    if response.results:
+        return None
+    reason = response.empty_reason or response.explanation.empty_reason or "no reason was recorded"
+    return f"No memory returned: {reason}"
+
+
+def scope_rows(response) -> list[dict[str, str]]:
+    return [{"scope": scope, "why readable": why} for scope, why in sorted(response.explanation.scopes.items())]

@@ -1,0 +1,125 @@
+"""Small Streamlit building blocks shared by the pages: safe text, pagination, reasons, messages.
+
+Memory content, entity names, queries and reasons are untrusted. They are shown only through
+``st.text``, ``st.code``, ``st.json`` or dataframes, which render text literally. Anything
+dynamic that must sit inside a markdown-rendered element (captions, messages) goes through
+:func:`md_escape` first.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from memory_core.errors import MemoryCoreError
+
+from .pagination import Page
+
+_MD_SPECIAL = set("\\`*_{}[]()#+-.!|<>~$:")
+
+
+def md_escape(text: object) -> str:
+    """Backslash-escape markdown so dynamic text renders literally inside markdown elements."""
+    return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in str(text)).replace("\n", " ")
+
+
+def labeller(labels: dict):
+    """A ``format_func`` showing ``labels[option]`` (bound to this dict, not to a variable name)."""
+    return lambda option: str(labels.get(option, option))
+
+
+def content_block(text: str | None, key: str | None = None) -> None:
+    """Show record content (or any untrusted text) literally."""
+    if text is None or text == "":
+        st.caption("(empty)")
+        return
+    st.code(text, language=None, wrap_lines=True)
+
+
+def table(rows: list[dict[str, Any]] | pd.DataFrame, key: str, *, empty: str = "Nothing to show.",
+          select: bool = False, height: int | None = None, column_config: dict | None = None):
+    """A dataframe (cells render as text); with ``select`` returns the selected row indices."""
+    frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
+    if frame.empty:
+        st.info(empty)
+        return []
+    frame = frame.map(lambda v: json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else v)
+    kwargs: dict[str, Any] = {"hide_index": True, "width": "stretch", "key": key}
+    if height:
+        kwargs["height"] = height
+    if column_config:
+        kwargs["column_config"] = column_config
+    with st.container(key=f"{key}_box"):  # a stable .st-key-… hook for the browser tests
+        if select:
+            event = st.dataframe(frame, on_select="rerun", selection_mode="multi-row", **kwargs)
+            return list(event.selection.rows) if event and event.selection else []
+        st.dataframe(frame, **kwargs)
+    return []
+
+
+def page_number(key: str, signature: object = None) -> int:
+    """The current page of list ``key``; back to page 1 when the filter ``signature`` changes."""
+    sig_key = f"{key}__sig"
+    if signature is not None and st.session_state.get(sig_key) != repr(signature):
+        st.session_state[sig_key] = repr(signature)
+        st.session_state[f"{key}_page"] = 1
+    return int(st.session_state.get(f"{key}_page", 1))
+
+
+def pager(key: str, page: Page, noun: str = "rows") -> None:
+    """Page controls under a list (the page number widget is ``{key}_page``)."""
+    st.session_state[f"{key}_page"] = page.page
+    cols = st.columns([3, 1])
+    cols[0].caption(md_escape(page.caption(noun)))
+    if page.pages > 1:
+        cols[1].number_input("Page", min_value=1, max_value=page.pages, step=1, key=f"{key}_page",
+                             label_visibility="collapsed")
+
+
+def reason_fields(key: str, *, destructive: bool = False, confirm_text: str | None = None) -> tuple[str, bool]:
+    """Inside a form: the reason box and, for destructive actions, a confirmation checkbox."""
+    reason = st.text_input("Reason (kept in the audit log)", key=f"{key}_reason", max_chars=1000)
+    confirmed = True
+    if destructive:
+        confirmed = st.checkbox(confirm_text or "I understand this cannot be undone", key=f"{key}_confirm")
+    return reason, confirmed
+
+
+def check_reason(reason: str, confirmed: bool) -> bool:
+    """Show why a submitted action was not run; True when it may go ahead."""
+    if not reason.strip():
+        st.error("Give a reason: it is kept in the audit log with your name.")
+        return False
+    if not confirmed:
+        st.error("Tick the confirmation box to go ahead.")
+        return False
+    return True
+
+
+def flash(message: str, kind: str = "success") -> None:
+    """A message shown once at the top of the next run (survives ``st.rerun``)."""
+    st.session_state.setdefault("_flash", []).append((kind, message))
+
+
+def show_flash() -> None:
+    for kind, message in st.session_state.pop("_flash", []):
+        getattr(st, kind)(md_escape(message))
+
+
+def show_error(exc: Exception) -> None:
+    """A core error as the user should read it: its message (and code), escaped."""
+    if isinstance(exc, MemoryCoreError):
+        st.error(f"{md_escape(exc.message)} ({exc.code})")
+    else:
+        st.error(md_escape(f"{type(exc).__name__}: {exc}"))
+
+
+def read_only_note(identity, what: str) -> None:
+    st.caption(md_escape(f"Your role ({identity.role}) cannot {what}; this view is read-only."))
+
+
+def empty_state(message: str, hint: str | None = None) -> None:
+    st.info(message + (f"\n\n{hint}" if hint else ""))

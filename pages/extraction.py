@@ -1,0 +1,121 @@
+"""Extraction: pick an ended session (or upload a transcript), run extraction, watch it, inspect candidates."""
+
+import streamlit as st
+
+from memory_core import charts
+
+from admin_ui import extraction, queries
+from admin_ui.runtime import get_service, get_settings
+from admin_ui.signin import require_identity
+from admin_ui.widgets import (
+    empty_state, flash, md_escape, page_number, pager, read_only_note, show_error, show_flash, table,
+)
+
+identity = require_identity()
+service = get_service()
+page_size = get_settings().ui.page_size
+st.title("Extraction")
+show_flash()
+available = extraction.extraction_available(service)
+can_run = identity.can("extract") and available
+
+
+def _watch(label: str, fn) -> None:
+    """Run ``fn(progress)`` inside a status box that lists each stage as it is reported."""
+    with st.status(label, expanded=True) as box:
+        def progress(message, *rest) -> None:
+            st.text(str(message) if not rest else f"{message} {' '.join(str(r) for r in rest)}")
+
+        try:
+            result = fn(progress)
+        except Exception as exc:  # noqa: BLE001
+            box.update(label="Extraction failed", state="error")
+            show_error(exc)
+            return
+        box.update(label=f"Run {result.run['id']}: {result.status}",
+                   state="complete" if result.status == "succeeded" else "error")
+    st.session_state["extraction_open_run"] = result.run["id"]
+    flash(f"Run {result.run['id']} {result.status}", "success" if result.status == "succeeded" else "warning")
+    st.rerun()
+
+
+if not available:
+    st.info("The extraction pipeline is not available in this build: runs and candidates are shown, "
+            "but nothing can be triggered.")
+elif not identity.can("extract"):
+    read_only_note(identity, "trigger extraction")
+
+st.subheader("Ended sessions")
+agents, users = queries.known_agents(service), queries.known_users(service)
+c1, c2 = st.columns(2)
+s_agent = c1.selectbox("Agent", ["", *agents], key="extraction_sessions_agent") or None
+s_user = c2.selectbox("User", ["", *users], key="extraction_sessions_user") or None
+sessions = extraction.ended_sessions(service, s_agent, s_user, page_number("extraction_sessions", (s_agent, s_user)), page_size)
+if not sessions.total:
+    empty_state("No ended sessions yet.", "Sessions end when a host signals session_ended; upload a transcript below to add one.")
+else:
+    table(sessions.items, key="extraction_sessions_table")
+    pager("extraction_sessions", sessions, "sessions")
+    if can_run:
+        ids = [s["session_id"] for s in sessions.items]
+        chosen = st.selectbox("Session to extract", ids, index=None, key="extraction_session", placeholder="Choose a session")
+        if st.button("Run extraction", key="extraction_trigger", type="primary", disabled=not chosen):
+            _watch(f"Extracting {chosen}…", lambda progress: extraction.trigger(service, identity, chosen, progress))
+
+if can_run:
+    with st.expander("Upload a transcript"):
+        st.caption("JSON (a list of {role, content, at?} or {\"turns\": [...]}), JSON lines, or text lines 'role: content'. "
+                   "It is recorded as an ended session of the chosen agent and user, then extracted.")
+        u1, u2, u3 = st.columns(3)
+        up_agent = u1.selectbox("Agent", agents, index=None, accept_new_options=True, key="extraction_upload_agent")
+        up_user = u2.selectbox("User", users, index=None, accept_new_options=True, key="extraction_upload_user")
+        up_project = u3.text_input("Project (optional)", key="extraction_upload_project")
+        upload = st.file_uploader("Transcript", type=["json", "jsonl", "txt"], key="extraction_upload_file")
+        if st.button("Record and extract", key="extraction_upload_run", disabled=upload is None):
+            if not (up_agent and up_user):
+                st.error("Choose the agent and the user the transcript belongs to.")
+            else:
+                try:
+                    turns = extraction.parse_transcript(upload.getvalue(), upload.name)
+                except Exception as exc:  # noqa: BLE001
+                    show_error(exc)
+                else:
+                    _watch(f"Recording and extracting the uploaded transcript ({len(turns)} turns)…",
+                           lambda progress: extraction.extract_upload(service, identity, up_agent, up_user, turns,
+                                                                      up_project.strip(), progress))
+
+st.subheader("Runs")
+statuses = queries.distinct_values(service, "status", "extraction_runs")
+r_status = st.selectbox("Status", ["", *statuses], key="extraction_runs_status") or None
+run_page = extraction.runs(service, r_status, None, page_number("extraction_runs", r_status), page_size)
+if not run_page.total:
+    empty_state("No extraction runs yet." if not r_status else "No run has this status.")
+    st.stop()
+table(run_page.items, key="extraction_runs_table")
+pager("extraction_runs", run_page, "runs")
+run_ids = [r["id"] for r in run_page.items]
+opened = st.session_state.pop("extraction_open_run", None)  # the run just triggered
+if opened and opened in run_ids:
+    st.session_state["extraction_run"] = opened
+if st.session_state.get("extraction_run") not in run_ids:
+    st.session_state.pop("extraction_run", None)
+run_id = st.selectbox("Open a run", run_ids, index=None, key="extraction_run", placeholder="Choose a run")
+if run_id:
+    detail = extraction.run_detail(service, run_id)
+    run = detail.run
+    st.text(f"{run['id']} · session {run['session_id']} ({run.get('agent_id')}/{run.get('user_id')}) · {run['status']} · "
+            f"attempts {run['attempts']} · trigger {run.get('trigger') or '-'}")
+    if run.get("error"):
+        st.error(md_escape(run["error"]))
+    st.caption("Attempts")
+    table(extraction.attempt_rows(detail), key="extraction_attempts_table", empty="Not attempted yet.")
+    st.caption(md_escape(f"Candidates of attempt {detail.shown_attempt}" if detail.shown_attempt else "Candidates"))
+    table(extraction.candidate_rows(detail), key="extraction_candidates_table", empty="This run has no candidates (yet).")
+    stages = (detail.attempts[-1].get("stages") if detail.attempts else None) or {}
+    if stages:
+        st.plotly_chart(charts.stage_latency_figure(stages, "Extraction stages"), key="extraction_stage_chart")
+    if run["status"] == "failed" and can_run:
+        if st.button("Retry this run", key="extraction_retry"):
+            _watch(f"Retrying {run_id}…", lambda progress: extraction.retry(service, identity, run_id, progress))
+    elif run["status"] == "failed":
+        st.caption("Failed runs can be retried by an operator.")

@@ -1,0 +1,99 @@
+"""Search explorer: run the real pipeline as any principal, step through its stages, reopen logged searches."""
+
+import streamlit as st
+
+from admin_ui import queries, search
+from admin_ui.runtime import get_service
+from admin_ui.search_view import render_response
+from admin_ui.signin import require_identity
+from admin_ui.widgets import labeller, empty_state, md_escape, show_error, show_flash
+
+from memory_core.store.records import RECORD_TYPES
+
+identity = require_identity()
+service = get_service()
+st.title("Search explorer")
+show_flash()
+if not search.retrieval_available(service):
+    empty_state("The retrieval pipeline is not available in this build, so searches cannot run here yet.")
+    st.stop()
+
+
+def _open(search_id: str) -> None:
+    try:
+        response = search.load_search(service, search_id)
+    except Exception as exc:  # noqa: BLE001
+        show_error(exc)
+        return
+    if response is None:
+        st.error(md_escape(f"No search {search_id} in the log."))
+        return
+    st.session_state["explorer_response"] = response
+    st.session_state["explorer_stage"] = 1
+
+
+pending = st.session_state.pop("explorer_load_id", None)  # set by the Logs page
+if pending:
+    _open(pending)
+
+with st.expander("Open a logged search", expanded=False):
+    recent = search.recent_searches(service)
+    labels = {r["id"]: f"{r['at']} · {r['agent_id']}/{r['user_id']} · {r['results']} result(s) · {r['raw_query'][:60]}"
+              for r in recent}
+    c1, c2 = st.columns([3, 1])
+    chosen = c1.selectbox("Recent searches", list(labels), index=None, format_func=labeller(labels),
+                          key="explorer_recent", placeholder="Choose one of the latest searches")
+    typed = c2.text_input("…or a search id", key="explorer_search_id")
+    if st.button("Open", key="explorer_open"):
+        target = typed.strip() or chosen
+        if target:
+            _open(target)
+        else:
+            st.error("Choose a search or type its id.")
+
+agents, users = queries.known_agents(service), queries.known_users(service)
+with st.form("explorer_form"):
+    c1, c2 = st.columns(2)
+    agent = c1.selectbox("Agent", agents, index=None, accept_new_options=True, key="explorer_agent",
+                         placeholder="Choose or type an agent id")
+    user = c2.selectbox("Acting for user", users, index=None, accept_new_options=True, key="explorer_user",
+                        placeholder="Choose or type a user id")
+    query = st.text_input("Query", key="explorer_query", max_chars=2000)
+    with st.expander("Filters and flags"):
+        f1, f2, f3 = st.columns(3)
+        types = f1.multiselect("Types", RECORD_TYPES, key="explorer_types")
+        time_from = f2.date_input("From", value=None, key="explorer_time_from")
+        time_to = f3.date_input("To", value=None, key="explorer_time_to")
+        g1, g2, g3 = st.columns(3)
+        hints = g1.text_input("Entity hints (comma separated)", key="explorer_hints")
+        limit = g2.number_input("Limit", min_value=1, max_value=service.settings.retrieval.max_limit,
+                                value=service.settings.retrieval.default_limit, key="explorer_limit")
+        historical = g3.checkbox("Historical mode (include superseded and expired)", key="explorer_historical")
+        h1, h2 = st.columns(2)
+        rewrite = h1.checkbox("Rewrite the query", key="explorer_rewrite", value=service.settings.retrieval.rewrite_enabled,
+                              disabled=service.llm is None, help="Needs an Anthropic API key." if service.llm is None else None)
+        rerank = h2.checkbox("Rerank", key="explorer_rerank", value=service.settings.retrieval.reranker_enabled,
+                             disabled=not service.settings.retrieval.reranker_model_path,
+                             help=None if service.settings.retrieval.reranker_model_path else "No reranker model is configured.")
+    submitted = st.form_submit_button("Search", key="explorer_run", type="primary")
+
+if submitted:
+    if not (agent and user and query.strip()):
+        st.error("Choose an agent and a user, and type a query.")
+    else:
+        form = search.SearchForm(agent, user, query, types, time_from, time_to, hints, int(limit), historical,
+                                 rewrite if service.llm is not None else None,
+                                 rerank if service.settings.retrieval.reranker_model_path else None)
+        with st.spinner("Searching…"):
+            try:
+                st.session_state["explorer_response"] = search.run_search(service, form)
+                st.session_state["explorer_stage"] = 1
+            except Exception as exc:  # noqa: BLE001
+                show_error(exc)
+
+response = st.session_state.get("explorer_response")
+if response is None:
+    empty_state("Pick an agent and the user it acts for, type a query and press Search.",
+                "The search runs the real pipeline with exactly that agent's grants and is logged like any other.")
+else:
+    render_response(service, identity, response)

@@ -1,0 +1,69 @@
+"""Extraction page: ended sessions, runs and candidates; triggering is for operators only."""
+
+from tests.ui.conftest import frames_with, service_for
+
+
+def test_ended_sessions_and_runs_are_listed(open_page):
+    at = open_page("extraction.py", "viewer")
+    sessions = frames_with(at, "session_id", "turns", "run_status")[0]
+    assert {"ses_alice1", "ses_bob1", "ses_sched1"} <= set(sessions["session_id"])
+    runs = frames_with(at, "session_id", "attempts", "status")[0]
+    assert len(runs) >= 3
+
+
+def test_a_viewer_cannot_trigger_or_upload(open_page):
+    at = open_page("extraction.py", "viewer")
+    keys = {b.key for b in at.button}
+    assert not keys & {"extraction_trigger", "extraction_upload_run", "extraction_retry"}
+
+
+def test_an_operator_extracts_an_ended_session_and_sees_each_candidate(open_page):
+    at = open_page("extraction.py", "operator")
+    at.selectbox(key="extraction_session").select("ses_alice1").run()
+    at.button(key="extraction_trigger").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    run_id = at.selectbox(key="extraction_run").value
+    assert run_id
+    detail = service_for(at).extraction_run(run_id)
+    assert detail.status == "succeeded"
+    candidates = frames_with(at, "verdict", "outcome", "evidence")[0]
+    assert len(candidates) == len(detail.candidates) > 0
+    assert set(candidates["verdict"]) <= {"accept", "reject", "revise"}
+    assert "Please keep answers concise." in set(candidates["evidence"])
+    enqueued = service_for(at).store.query_one(
+        "SELECT actor FROM events WHERE kind = 'extraction.enqueued' ORDER BY seq DESC LIMIT 1")
+    assert enqueued["actor"] == "ui:omar"
+
+
+def test_an_uploaded_transcript_becomes_a_session_and_is_extracted(open_page):
+    at = open_page("extraction.py", "operator")
+    at.selectbox(key="extraction_upload_agent").set_value("assistant")
+    at.selectbox(key="extraction_upload_user").set_value("alice")
+    at.file_uploader(key="extraction_upload_file").upload(
+        "chat.txt", b"user: I moved to Porto last month.\nassistant: Noted, Porto it is.", "text/plain")
+    at.run()
+    at.button(key="extraction_upload_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    run_id = at.selectbox(key="extraction_run").value
+    detail = service_for(at).extraction_run(run_id)
+    assert detail.status == "succeeded" and detail.run["trigger"] == "upload"
+    assert service_for(at).transcript(detail.run["session_id"])[0]["content"] == "I moved to Porto last month."
+
+
+def test_a_failed_run_can_be_retried(open_page, ui_store):
+    path, _ = ui_store
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    run_id = conn.execute("SELECT id FROM extraction_runs WHERE session_id = 'ses_bob1'").fetchone()[0]
+    # Test setup: the state a run is left in after its attempts ran out (the runner's own path needs a failing extractor).
+    conn.execute("UPDATE extraction_runs SET status = 'failed', attempts = 5, error = 'extractor timed out' WHERE id = ?", (run_id,))
+    conn.commit()
+    conn.close()
+    at = open_page("extraction.py", "operator")
+    at.selectbox(key="extraction_runs_status").select("failed").run()
+    at.selectbox(key="extraction_run").select(run_id).run()
+    assert "extractor timed out" in " ".join(e.value for e in at.error)
+    at.button(key="extraction_retry").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert service_for(at).extraction_run(run_id).status == "succeeded"

@@ -1,0 +1,24 @@
+"""Overview page: counts, queue sizes, charts; re-embedding only for admins, with progress."""
+
+from tests.ui.conftest import service_for
+
+
+def metric(at, label):
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def test_counts_match_the_store(open_page):
+    at = open_page("overview.py", "viewer")
+    stats = service_for(at).stats()
+    assert int(metric(at, "Records")) == stats["records"]
+    assert int(metric(at, "Review due")) == 1
+    assert len(at.get("plotly_chart")) == 3
+    assert "overview_reembed" not in {b.key for b in at.button}
+
+
+def test_an_admin_can_reembed_with_progress(open_page):
+    at = open_page("overview.py", "admin")
+    at.button(key="overview_reembed").click().run()
+    assert not at.exception
+    events = service_for(at).store.query("SELECT actor FROM events WHERE kind = 'store.reembedded'")
+    assert [e["actor"] for e in events] == ["ui:ada"]

@@ -1,0 +1,67 @@
+"""Search explorer: the real pipeline as a principal, the empty reason first, stages one by one, replay."""
+
+from tests.ui.conftest import frames_with, service_for
+
+
+def run_search(at, agent: str, user: str, query: str):
+    at.selectbox(key="explorer_agent").set_value(agent)
+    at.selectbox(key="explorer_user").set_value(user)
+    at.text_input(key="explorer_query").input(query)
+    at.button(key="explorer_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at.session_state["explorer_response"]
+
+
+def test_a_search_as_a_principal_returns_results_with_explanations(open_page):
+    at = open_page("search_explorer.py", "viewer")
+    response = run_search(at, "assistant", "alice", "detailed answers with examples")
+    assert response.results, response.empty_reason
+    assert response.request.agent_id == "assistant" and response.request.user_id == "alice"
+    assert frames_with(at, "rank", "matched_by")[0]["id"].tolist() == response.record_ids
+    at.selectbox(key="explorer_result").select(response.record_ids[0]).run()
+    assert not at.exception
+    assert any(j.value for j in at.json)
+
+
+def test_an_empty_search_shows_its_reason_first(open_page):
+    at = open_page("search_explorer.py", "viewer")
+    response = run_search(at, "scheduler", "alice", "detailed answers with examples")
+    assert response.empty
+    errors = [e.value for e in at.error]
+    assert errors and errors[0].startswith("No memory returned")
+    assert "agent\\:scheduler/alice" in errors[0] or "agent:scheduler/alice" in errors[0]
+
+
+def test_the_stepper_walks_through_each_stage(open_page):
+    at = open_page("search_explorer.py", "operator")
+    response = run_search(at, "assistant", "alice", "Lisbon offsite")
+    names = [s.name for s in response.trace.stages]
+    seen = []
+    for _ in names:
+        panel = [t.value for t in at.text if t.value.startswith("Stage ")]
+        seen.append(panel[0].split(": ", 1)[1].split(" · ")[0])
+        at.button(key="explorer_next").click().run()
+    assert seen == names
+    at.button(key="explorer_prev").click().run()
+    assert at.number_input(key="explorer_stage").value == len(names) - 1
+
+
+def test_a_logged_search_reopens_and_replays(open_page):
+    at = open_page("search_explorer.py", "operator")
+    first = run_search(at, "assistant", "alice", "Lisbon offsite")
+    at.text_input(key="explorer_search_id").input(first.search_id)
+    at.button(key="explorer_open").click().run()
+    opened = at.session_state["explorer_response"]
+    assert opened.from_log and opened.search_id == first.search_id
+    at.button(key="explorer_replay").click().run()
+    replayed = at.session_state["explorer_response"]
+    assert replayed.search_id != first.search_id and replayed.record_ids == first.record_ids
+
+
+def test_view_as_principal_applies_exactly_the_agents_grants(open_page):
+    at = open_page("search_explorer.py", "admin")
+    response = run_search(at, "helper", "bob", "answer style Lisbon Sam manager")
+    service = service_for(at)
+    allowed = set(service.access("helper", "bob").readable)
+    assert {r.record.scope for r in response.results} <= allowed
+    assert set(response.explanation.scopes) == allowed
