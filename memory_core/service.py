@@ -358,6 +358,25 @@ class MemoryService:
             "embedder": {"model": self.embedder.model_name, "version": self.embedder.model_version, "dim": self.embedder.dim},
         }
 
+    # -- notebooks (memory_core.notebook) -------------------------------------------------------
+
+    def show_record(self, record_id: str):
+        """A ``RecordView``: the record with its lineage, links, evidence and events, for display."""
+        from .notebook.records import RecordView
+
+        return RecordView(self, record_id)
+
+    def _repr_html_(self) -> str:
+        from .notebook.overview import service_html
+
+        return service_html(self)
+
+    def to_dataframe(self):
+        """Record counts by type, status, scope kind and source kind as a pandas DataFrame."""
+        from .notebook.overview import service_frame
+
+        return service_frame(self)
+
     # -- maintenance --------------------------------------------------------------------------
 
     def reembed(self, *, actor: str, batch_size: int = 256, progress=None) -> int:

@@ -94,9 +94,14 @@ class RetrievalSettings(_Section):
         description="How much of an episodic record's fused score depends on recency (0 disables the adjustment).",
     )
     collapse_threshold: float = Field(
-        0.95, ge=0.5, le=1.0, description="Cosine at or above which two results are collapsed as near-duplicates."
+        0.95, ge=0.5, le=1.0,
+        description="Cosine at or above which a surviving candidate is folded into a better-ranked one as a near-duplicate.",
     )
-    token_budget: int = Field(1500, ge=50, le=100_000, description="Tokens of record content a response may carry.")
+    token_budget: int = Field(
+        1500, ge=50, le=100_000,
+        description="Tokens a response may carry: each result's estimated content tokens plus token_overhead_per_result "
+        "(docs/retrieval.md explains the estimate).",
+    )
     default_limit: int = Field(10, ge=1, le=100, description="Results returned when the caller gives no limit.")
     max_limit: int = Field(50, ge=1, le=500, description="Largest limit a caller may ask for.")
     rewrite_enabled: bool = Field(False, description="Rewrite the raw query into a standalone query with the Anthropic model.")
@@ -109,7 +114,8 @@ class RetrievalSettings(_Section):
     reranker_model_path: str | None = Field(None, description="Local directory of the reranker weights.")
     reranker_timeout_s: float = Field(2.0, gt=0, description="Seconds before reranking falls back to the fused order.")
     reranker_min_score: float = Field(
-        0.0, description="In replace_floors mode, the minimum reranker score a result needs."
+        0.0,
+        description="In replace_floors mode, the minimum reranker score (0 to 1) a result needs; 0 lets every candidate through.",
     )
     reranker_max_length: int = Field(
         512, ge=16, le=8192, description="Tokens of query plus record content the reranker reads per pair."
@@ -118,6 +124,16 @@ class RetrievalSettings(_Section):
     lexical_max_terms: int = Field(
         16, ge=1, le=256,
         description="Most query terms (after stop-word removal) that enter the FTS5 expression; later ones are ignored.",
+    )
+    lexical_max_df_share: float = Field(
+        0.5, gt=0.0, le=1.0,
+        description="Single-word query terms found in more than this share of all records are left out of the FTS5 "
+        "expression: BM25 gives them almost no weight, and matching them makes FTS5 score much of the store (1 keeps all).",
+    )
+    lexical_max_postings: int = Field(
+        2000, ge=1,
+        description="Cost bound for lexical search: while the kept query terms together occur in more than this many "
+        "records, the most common one is left out (FTS5 scores every match). Binds only on large stores.",
     )
     bm25_column_weights: tuple[float, float, float] = Field(
         (1.0, 1.0, 1.0),

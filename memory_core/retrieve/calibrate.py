@@ -114,7 +114,7 @@ def collect(service, fixture: dict, ids: dict[str, str]) -> list[QuerySignals]:
         response = retriever.search(agent_id=principal["agent_id"], user_id=principal["user_id"], query=item["query"],
                                     settings=settings)
         passed = response.trace.stage("gate").outputs.get("passed", [])
-        candidates = [{"id": c["id"], "cosine": c.get("cosine"), "bm25": c.get("bm25"), "entity": "entity_rank" in c}
+        candidates = [{"id": c["id"], "cosine": c.get("cosine"), "bm25": c.get("bm25"), "entity": bool(c.get("entity"))}
                       for c in passed]
         out.append(QuerySignals(item["query"], {ids[k] for k in item["relevant"]}, candidates))
     return out
@@ -152,9 +152,45 @@ def evaluate(signals: list[QuerySignals], cosine_floor: float, bm25_floor: float
     }
 
 
+def _grid(signals: list[QuerySignals]) -> list[dict[str, Any]]:
+    """:func:`evaluate` over the whole grid, vectorised (the same numbers, thousands of times faster)."""
+    import numpy as np
+
+    flat = [(qi, c) for qi, q in enumerate(signals) for c in q.candidates]
+    n_queries = len(signals)
+    qidx = np.array([qi for qi, _ in flat], dtype=np.int64)
+    cos = np.array([c["cosine"] if c["cosine"] is not None else -np.inf for _, c in flat], dtype=float)
+    bm = np.array([c["bm25"] if c["bm25"] is not None else -np.inf for _, c in flat], dtype=float)
+    ent = np.array([c["entity"] for _, c in flat], dtype=bool)
+    rel = np.array([c["id"] in signals[qi].relevant for qi, c in flat], dtype=bool)
+    answerable = np.array([q.answerable for q in signals], dtype=bool)
+    relevant_total = sum(len(q.relevant) for q in signals)
+    rows = []
+    for cf in COSINE_GRID:
+        base = ent | (cos >= cf)
+        for bf in BM25_GRID:
+            passed = base | (bm >= bf)
+            answered = np.bincount(qidx[passed], minlength=n_queries) > 0
+            tp = int((answered & answerable).sum())
+            fp = int((answered & ~answerable).sum())
+            fn = int((~answered & answerable).sum())
+            tn = n_queries - tp - fp - fn
+            n_pass, n_rel = int(passed.sum()), int((passed & rel).sum())
+            precision = tp / (tp + fp) if tp + fp else 0.0
+            recall = tp / (tp + fn) if tp + fn else 0.0
+            f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+            rows.append({
+                "cosine_floor": cf, "bm25_floor": bf, "answered_answerable": tp, "answered_off_topic": fp,
+                "empty_answerable": fn, "empty_off_topic": tn, "precision": round(precision, 4), "recall": round(recall, 4),
+                "f1": round(f1, 4), "relevant_share_of_passing": round(n_rel / n_pass, 4) if n_pass else 0.0,
+                "relevant_recall": round(n_rel / relevant_total, 4) if relevant_total else 0.0,
+            })
+    return rows
+
+
 def sweep(signals: list[QuerySignals]) -> dict[str, Any]:
     """Evaluate the grid; return the chosen floors, the near-best band and the per-query signals."""
-    rows = [evaluate(signals, c, b) for c in COSINE_GRID for b in BM25_GRID]
+    rows = _grid(signals)
     best = max(rows, key=lambda r: (r["f1"], r["relevant_share_of_passing"], r["cosine_floor"], r["bm25_floor"]))
     cosine_only = [r for r in rows if r["bm25_floor"] == math.inf]
     band = [r["cosine_floor"] for r in cosine_only if r["f1"] >= 0.9 * best["f1"]]
@@ -169,6 +205,25 @@ def sweep(signals: list[QuerySignals]) -> dict[str, Any]:
     }
 
 
+class _PrefetchingEmbedder:
+    """Wraps an embedder with a text -> vector cache filled in one batch up front, so the fixture's
+    one-at-a-time writes and searches do not pay a forward pass each (the vectors are identical)."""
+
+    def __init__(self, inner, texts: list[str]) -> None:
+        self.inner = inner
+        self.model_name, self.model_version, self.dim = inner.model_name, inner.model_version, inner.dim
+        unique = list(dict.fromkeys(texts))
+        self._cache = dict(zip(unique, inner.embed(unique))) if unique else {}
+
+    def embed(self, texts: list[str]):
+        import numpy as np
+
+        missing = [t for t in texts if t not in self._cache]
+        if missing:
+            self._cache.update(zip(missing, self.inner.embed(missing)))
+        return np.stack([self._cache[t] for t in texts]) if texts else self.inner.embed([])
+
+
 def calibrate(fixture_path: str | Path = DEFAULT_FIXTURE, *, settings=None, embedder=None) -> dict[str, Any]:
     """Build a temporary store from the fixture, collect signals and sweep the floors."""
     from ..clock import FixedClock
@@ -177,6 +232,12 @@ def calibrate(fixture_path: str | Path = DEFAULT_FIXTURE, *, settings=None, embe
 
     fixture = json.loads(Path(fixture_path).read_text())
     settings = settings or load_settings()
+    if embedder is None:
+        from ..service import shared_embedder
+
+        embedder = shared_embedder(settings.embedder)
+    texts = [r["content"] for r in fixture["records"]] + list(fixture.get("distractors", [])) + [q["query"] for q in fixture["queries"]]
+    embedder = _PrefetchingEmbedder(embedder, texts)
     with tempfile.TemporaryDirectory() as tmp:
         service = MemoryService.open(Path(tmp) / "calibration.sqlite", settings, clock=FixedClock("2026-03-05T10:00:00Z"),
                                      embedder=embedder)

@@ -23,7 +23,8 @@ def explain_result(ctx: SearchContext, cand: Candidate, rank: int) -> ResultExpl
     rerank = None
     if cand.rerank and "score" in cand.rerank:
         rerank = {k: v for k, v in cand.rerank.items() if k in ("score", "rank_before", "rank_after", "moved")}
-    links = [{"entity_id": l["entity_id"], "name": l["name"], "kind": l["kind"], "role": l["role"]} for l in (record.entity_links if record else [])]
+    links = [{"entity_id": link["entity_id"], "name": link["name"], "kind": link["kind"], "role": link["role"]}
+             for link in (record.entity_links if record else [])]
     return ResultExplanation(
         record_id=cand.record_id, rank=rank, raw_query=ctx.request.query, rewritten_query=ctx.rewritten_query,
         matched_by=cand.generators, generators=generators,

@@ -62,12 +62,16 @@ def query_terms(text: str, max_terms: int = 16) -> list[str]:
     return terms
 
 
-def build_fts_query(text: str, max_terms: int = 16) -> str | None:
-    """A MATCH expression that finds records containing any term of ``text``; None if no terms."""
-    terms = query_terms(text, max_terms)
+def fts_expression(terms: list[str]) -> str | None:
+    """``"a" OR "b c"``: each term a quoted FTS5 string (a literal phrase); None for no terms."""
     if not terms:
         return None
     return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+
+
+def build_fts_query(text: str, max_terms: int = 16) -> str | None:
+    """A MATCH expression that finds records containing any term of ``text``; None if no terms."""
+    return fts_expression(query_terms(text, max_terms))
 
 
 _EDGE_PUNCT = ".,;:!?\"'()[]{}<>«»“”‘’`"

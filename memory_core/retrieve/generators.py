@@ -14,7 +14,7 @@ import numpy as np
 
 from ..policy.rules import normalise_alias
 from .filters import HardFilter
-from .fts_query import build_fts_query, query_mentions
+from .fts_query import fts_expression, query_mentions, query_terms
 from .model import Candidate
 from .pipeline import SearchContext
 
@@ -54,22 +54,47 @@ def dense_candidates(store, index, flt: HardFilter, mask: np.ndarray, query_vec:
     return out, refused
 
 
+LEXICAL_PREFETCH = 4  # the FTS-only pass reads this many times k before the filter is applied
+
+
 def lexical_candidates(store, flt: HardFilter, expression: str, k: int, weights: tuple[float, float, float]) -> list[Candidate]:
-    """Top ``k`` FTS5 matches by BM25 among records passing the filter (score made positive)."""
+    """Top ``k`` FTS5 matches by BM25 among records passing the filter (score made positive).
+
+    First the FTS index alone ranks its matches and the best ``LEXICAL_PREFETCH * k`` are checked
+    against the filter (no per-match lookup of the large ``records`` rows). If that leaves fewer
+    than ``k`` while more matches exist, the exact join over every match runs instead; the answer
+    is the same either way, since any allowed row outside the prefetch ranks below all of it.
+    """
     where, params = flt.sql("r")
     w = ", ".join(str(float(x)) for x in weights)
-    sql = (
-        f"SELECT {_META}, -bm25(records_fts, {w}) AS score FROM records_fts "
-        f"JOIN records r ON r.seq = records_fts.rowid "
-        f"WHERE records_fts MATCH ? AND {where} ORDER BY score DESC, r.seq DESC LIMIT ?"
-    )
+    prefetch = LEXICAL_PREFETCH * k
     with store.lock:
-        rows = store.conn.execute(sql, [expression, *params, k]).fetchall()
+        top = store.conn.execute(
+            f"SELECT rowid, -bm25(records_fts, {w}) AS score FROM records_fts WHERE records_fts MATCH ? "
+            "ORDER BY score DESC, rowid DESC LIMIT ?",
+            (expression, prefetch),
+        ).fetchall()
+        scores = {row[0]: float(row[1]) for row in top}
+        rows = []
+        if scores:
+            seqs = list(scores)
+            found = store.conn.execute(
+                f"SELECT {_META} FROM records r WHERE r.seq IN ({','.join('?' * len(seqs))}) AND {where}", [*seqs, *params]
+            ).fetchall()
+            rows = sorted(found, key=lambda row: (-scores[row["seq"]], -row["seq"]))[:k]
+        if len(rows) < k and len(top) == prefetch:
+            sql = (
+                f"SELECT {_META}, -bm25(records_fts, {w}) AS score FROM records_fts "
+                f"JOIN records r ON r.seq = records_fts.rowid "
+                f"WHERE records_fts MATCH ? AND {where} ORDER BY score DESC, r.seq DESC LIMIT ?"
+            )
+            rows = store.conn.execute(sql, [expression, *params, k]).fetchall()
+            scores = {row["seq"]: float(row["score"]) for row in rows}
     out = []
     for rank, row in enumerate(rows, start=1):
         cand = _candidate(row)
         cand.lexical_rank = rank
-        cand.bm25 = float(row["score"])
+        cand.bm25 = scores[row["seq"]]
         out.append(cand)
     return out
 
@@ -102,21 +127,31 @@ def matched_entities(store, scopes: tuple[str, ...] | list[str], keys: list[str]
     return list(found.values())
 
 
+ENTITY_LINK_SCAN = 4  # links examined per matched entity, as a multiple of k (newest links first)
+
+
 def entity_candidates(store, flt: HardFilter, entities: list[dict[str, str]], k: int) -> list[Candidate]:
-    """Records linked to the matched entities, passing the filter, most recent first."""
+    """Records linked to the matched entities, passing the filter, most recent first.
+
+    Only the ``ENTITY_LINK_SCAN * k`` most recently made links of each entity are examined, so an
+    entity linked to thousands of records (a big project) costs no more than a small one.
+    """
     if not entities:
         return []
-    ids = [e["id"] for e in entities]
     by_id = {e["id"]: e for e in entities}
     where, params = flt.sql("r")
+    recent = " UNION ALL ".join(
+        "SELECT * FROM (SELECT record_id, entity_id FROM record_entities WHERE entity_id = ? ORDER BY rowid DESC LIMIT ?)"
+        for _ in by_id
+    )
     sql = (
-        f"SELECT {_META}, group_concat(re.entity_id) AS entity_ids FROM record_entities re "
-        f"JOIN records r ON r.id = re.record_id "
-        f"WHERE re.entity_id IN ({','.join('?' * len(ids))}) AND {where} "
+        f"SELECT {_META}, group_concat(x.entity_id) AS entity_ids FROM ({recent}) x "
+        f"JOIN records r ON r.id = x.record_id WHERE {where} "
         f"GROUP BY r.seq ORDER BY COALESCE(r.event_at, r.created_at) DESC, r.seq DESC LIMIT ?"
     )
+    scan = ENTITY_LINK_SCAN * k
     with store.lock:
-        rows = store.conn.execute(sql, [*ids, *params, k]).fetchall()
+        rows = store.conn.execute(sql, [*(v for eid in by_id for v in (eid, scan)), *params, k]).fetchall()
     out = []
     for rank, row in enumerate(rows, start=1):
         cand = _candidate(row)
@@ -176,16 +211,50 @@ class DenseStage:
         return ctx
 
 
+def informative_terms(deps, terms: list[str], max_share: float, max_postings: int | None = None) -> tuple[list[str], list[dict[str, Any]]]:
+    """Split query terms into those worth matching and those left out, with why.
+
+    A single-word term held by more than ``max_share`` of all records is left out: BM25 gives it
+    next to no weight, and matching it would make FTS5 score a large part of the store. Then, while
+    the kept terms together match more than ``max_postings`` records, the most common one is left
+    out too, down to none (FTS5 computes BM25 for every match, so this bounds the cost on large
+    stores; a query of only common words then gets no lexical candidates there). Identifier
+    phrases, whose counts the vocabulary cannot give, are always kept.
+    """
+    words = [t for t in terms if " " not in t]
+    counts = deps.term_document_counts(words) if words else {}
+    total = deps.document_count() if counts else 0
+    kept, dropped = [], []
+    for term in terms:
+        documents = counts.get(term, 0)
+        if total and documents > max_share * total:
+            dropped.append({"term": term, "documents": documents,
+                            "reason": f"in {documents} of {total} records (more than {max_share:.0%})"})
+        else:
+            kept.append(term)
+    if max_postings is not None:
+        while kept and sum(counts.get(t, 0) for t in kept) > max_postings:
+            common = max(kept, key=lambda t: (counts.get(t, 0), t))
+            kept.remove(common)
+            dropped.append({"term": common, "documents": counts[common],
+                            "reason": f"most common remaining term while the terms occur in more than {max_postings} records"})
+    return kept, dropped
+
+
 class LexicalStage:
     name = "lexical"
 
     def run(self, ctx: SearchContext) -> SearchContext:
         s = ctx.settings
-        expression = build_fts_query(ctx.query, s.lexical_max_terms)
-        ctx.io(inputs={"k": s.candidates_per_generator, "fts_expression": expression, "column_weights": list(s.bm25_column_weights)})
+        terms = query_terms(ctx.query, s.lexical_max_terms)
+        kept, dropped = informative_terms(ctx.deps, terms, s.lexical_max_df_share, s.lexical_max_postings)
+        expression = fts_expression(kept)
+        ctx.io(inputs={"k": s.candidates_per_generator, "terms": terms, "dropped_terms": dropped,
+                       "fts_expression": expression, "column_weights": list(s.bm25_column_weights)})
         if expression is None:
             _merge(ctx, "lexical", [])
-            ctx.skip("no searchable terms once stop words and operator syntax are removed")
+            why = "every query term is too common to search" if terms else "no searchable terms once stop words and operator syntax are removed"
+            ctx.skip(why)
             ctx.io(outputs={"candidates": []})
             return ctx
         found = lexical_candidates(ctx.deps.store, ctx.filter, expression, s.candidates_per_generator, tuple(s.bm25_column_weights))

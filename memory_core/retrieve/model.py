@@ -129,6 +129,17 @@ class StageTrace:
     def from_dict(cls, data: dict[str, Any]) -> "StageTrace":
         return cls(**data)
 
+    def _repr_html_(self) -> str:
+        from ..notebook.search import stage_html
+
+        return stage_html(self)
+
+    def to_dataframe(self):
+        """The records this stage output or dropped (with reasons) as a pandas DataFrame."""
+        from ..notebook.search import stage_frame
+
+        return stage_frame(self)
+
 
 @dataclass
 class SearchTrace:
@@ -154,6 +165,17 @@ class SearchTrace:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "SearchTrace":
         return cls(data["search_id"], [StageTrace.from_dict(s) for s in data["stages"]], data.get("total_ms", 0.0))
+
+    def _repr_html_(self) -> str:
+        from ..notebook.search import trace_html
+
+        return trace_html(self)
+
+    def to_dataframe(self):
+        """One row per stage (name, status, ms, drops, notes) as a pandas DataFrame."""
+        from ..notebook.search import trace_frame
+
+        return trace_frame(self)
 
 
 @dataclass
@@ -193,6 +215,17 @@ class ResultExplanation:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "ResultExplanation":
         return cls(**data)
+
+    def _repr_html_(self) -> str:
+        from ..notebook.search import explanation_html
+
+        return explanation_html(self)
+
+    def to_dataframe(self):
+        """This explanation as a one-row pandas DataFrame."""
+        from ..notebook.search import explanation_frame
+
+        return explanation_frame(self)
 
     def compact(self) -> dict[str, Any]:
         """The short form a model reads in a tool result."""
@@ -271,6 +304,17 @@ class SearchResult:
             "why": self.explanation.compact(),
         }
 
+    def _repr_html_(self) -> str:
+        from ..notebook.search import result_html
+
+        return result_html(self)
+
+    def to_dataframe(self):
+        """This result (signals, decisions and content) as a one-row pandas DataFrame."""
+        from ..notebook.search import result_frame
+
+        return result_frame(self)
+
 
 @dataclass
 class SearchResponse:
@@ -280,7 +324,7 @@ class SearchResponse:
     at: str
     request: SearchRequest
     results: list[SearchResult]
-    explanation: ResponseExplanation
+    explanation: ResponseExplanation | None  # None only for a logged search that failed
     empty_reason: str | None
     trace: SearchTrace
     total_ms: float
@@ -300,7 +344,7 @@ class SearchResponse:
             "at": self.at,
             "request": self.request.to_dict(),
             "results": [r.to_dict(include_records) for r in self.results],
-            "explanation": self.explanation.to_dict(),
+            "explanation": self.explanation.to_dict() if self.explanation else None,
             "empty_reason": self.empty_reason,
             "trace": self.trace.to_dict(),
             "total_ms": self.total_ms,
@@ -322,3 +366,14 @@ class SearchResponse:
                 "returned": explanation.returned,
             },
         }
+
+    def _repr_html_(self) -> str:
+        from ..notebook.search import response_html
+
+        return response_html(self)
+
+    def to_dataframe(self):
+        """One row per result (ranks, scores, gate, collapse, budget, content) as a pandas DataFrame."""
+        from ..notebook.search import response_frame
+
+        return response_frame(self)

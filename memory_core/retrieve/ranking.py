@@ -8,8 +8,8 @@ import numpy as np
 from ..clock import parse_ts
 from ..store.records import blob_to_vector, fetch_records
 from .filters import index_mask
-from .generators import dense_candidates, entity_candidates, lexical_candidates
-from .fts_query import build_fts_query
+from .fts_query import fts_expression, query_terms
+from .generators import dense_candidates, entity_candidates, informative_terms, lexical_candidates
 from .model import Candidate
 from .pipeline import SearchContext
 from .scoring import (
@@ -22,6 +22,10 @@ from .scoring import (
     truncate_to_tokens,
     weak_signals_reason,
 )
+
+
+def _r(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
 
 
 class FusionStage:
@@ -62,7 +66,8 @@ class FreshnessStage:
             factor = freshness_factor(age, s.freshness_half_life_days, s.freshness_weight)
             before = cand.score
             cand.score = before * factor
-            cand.freshness = {"age_days": round(age, 3), "factor": round(factor, 6), "score_before": before, "score_after": cand.score}
+            cand.freshness = {"age_days": round(age, 3), "factor": round(factor, 6), "score_before": round(before, 8),
+                              "score_after": round(cand.score, 8)}
             adjusted.append({"id": cand.record_id, **cand.freshness})
         ctx.ranking.sort(key=lambda c: (-c.score, c.fused_rank))
         ctx.io(outputs={"adjusted": adjusted, "order": [c.record_id for c in ctx.ranking]})
@@ -113,7 +118,9 @@ class GateStage:
             reason = self._empty_reason(ctx, summary)
             summary["empty_reason"] = reason
             ctx.halt(reason)
-        ctx.io(outputs={"passed": [c.brief() | {"gate": c.gate} for c in kept], **{k: summary[k] for k in ("best_cosine", "best_bm25", "entity_matches")}})
+        ctx.io(outputs={"passed": [{"id": c.record_id, "cosine": _r(c.cosine), "bm25": _r(c.bm25),
+                                    "entity": c.entity_rank is not None, "gate": c.gate} for c in kept],
+                        **{k: summary[k] for k in ("best_cosine", "best_bm25", "entity_matches")}})
         return ctx
 
     def _empty_reason(self, ctx: SearchContext, summary: dict) -> str:
@@ -146,7 +153,8 @@ def lifecycle_probe(ctx: SearchContext) -> dict:
         mask = index_mask(deps.index, flt, [])
         for cand in dense_candidates(deps.store, deps.index, flt, mask, ctx.query_vec, s.candidates_per_generator)[0]:
             found[cand.seq] = cand
-    expression = build_fts_query(ctx.query, s.lexical_max_terms)
+    terms = query_terms(ctx.query, s.lexical_max_terms)
+    expression = fts_expression(informative_terms(deps, terms, s.lexical_max_df_share, s.lexical_max_postings)[0])
     if expression:
         for cand in lexical_candidates(deps.store, flt, expression, s.candidates_per_generator, tuple(s.bm25_column_weights)):
             found.setdefault(cand.seq, cand).bm25 = cand.bm25
@@ -170,6 +178,12 @@ def lifecycle_probe(ctx: SearchContext) -> dict:
     return counts
 
 
+def collapse_window(limit: int) -> int:
+    """How many of the best gate survivors are loaded and examined: three times the limit (at
+    least ten more than it), ample for collapse and budget skips to still fill the limit."""
+    return max(3 * limit, limit + 10)
+
+
 class CollapseStage:
     """Fetch the surviving records and fold near-duplicates into the better-ranked copy."""
 
@@ -177,28 +191,30 @@ class CollapseStage:
 
     def run(self, ctx: SearchContext) -> SearchContext:
         threshold = ctx.settings.collapse_threshold
+        window = collapse_window(ctx.request.limit)
+        for cand in ctx.ranking[window:]:
+            ctx.drop(cand, f"outside the collapse window of {window}")
+        ctx.ranking = ctx.ranking[:window]
         seqs = [c.seq for c in ctx.ranking]
         store = ctx.deps.store
-        marks = ",".join("?" * len(seqs))
         with store.lock:
-            records = {r.seq: r for r in fetch_records(store.conn, f"r.seq IN ({marks})", seqs)}
-            blobs = {row[0]: row[1] for row in store.conn.execute(f"SELECT seq, embedding FROM records WHERE seq IN ({marks})", seqs)}
+            rows = {row[0]: row for row in store.conn.execute(
+                f"SELECT seq, status, content, embedding FROM records WHERE seq IN ({','.join('?' * len(seqs))})", seqs)}
         present: list[Candidate] = []
+        dim = ctx.deps.embedder.dim
+        vectors = np.zeros((len(seqs), dim), dtype=np.float32)
         for cand in ctx.ranking:
-            record = records.get(cand.seq)
-            if record is None or record.status == "deleted":
+            row = rows.get(cand.seq)
+            if row is None or row["status"] == "deleted":
                 ctx.drop(cand, "record was deleted while the search ran")
                 continue
-            cand.record, cand.content = record, record.content
-            present.append(cand)
-        dim = ctx.deps.embedder.dim
-        vectors = np.zeros((len(present), dim), dtype=np.float32)
-        for i, cand in enumerate(present):
-            blob = blobs.get(cand.seq)
-            if blob is not None:
-                vector = blob_to_vector(blob)
+            cand.content = row["content"]
+            if row["embedding"] is not None:
+                vector = blob_to_vector(row["embedding"])
                 if vector.shape[0] == dim:
-                    vectors[i] = vector
+                    vectors[len(present)] = vector
+            present.append(cand)
+        vectors = vectors[: len(present)]
         kept_ids, absorbed = collapse_near_duplicates([c.record_id for c in present], vectors, threshold)
         by_id = {c.record_id: c for c in present}
         for cand in present:
@@ -207,7 +223,7 @@ class CollapseStage:
                 by_id[keeper].duplicates.append({"id": cand.record_id, "cosine": round(cosine, 6)})
                 ctx.drop(cand, f"near-duplicate of {keeper} (cosine {cosine:.3f} >= {threshold})")
         ctx.ranking = [by_id[i] for i in kept_ids]
-        ctx.io(inputs={"candidates": len(seqs), "threshold": threshold},
+        ctx.io(inputs={"candidates": len(seqs), "threshold": threshold, "window": window},
                outputs={"kept": [c.record_id for c in ctx.ranking], "collapsed": len(absorbed)})
         return ctx
 
@@ -238,6 +254,12 @@ class BudgetStage:
                 ctx.drop(cand, f"token budget: {used} + {cost} > {budget}")
             else:
                 ctx.drop(cand, f"beyond the result limit of {limit}")
+        if kept:  # the full envelope (with entity links) only for what is returned
+            store = ctx.deps.store
+            with store.lock:
+                records = {r.seq: r for r in fetch_records(store.conn, f"r.seq IN ({','.join('?' * len(kept))})", [c.seq for c in kept])}
+            for cand in kept:
+                cand.record = records.get(cand.seq)
         ctx.ranking = kept
         ctx.results = list(kept)
         ctx.budget_used = sum(c.tokens or 0 for c in kept)

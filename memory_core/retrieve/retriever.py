@@ -25,7 +25,7 @@ from .pipeline import Pipeline, SearchContext
 from .ranking import BudgetStage, CollapseStage, FreshnessStage, FusionStage, GateStage
 from .rerank import RerankStage, build_reranker
 from .rewrite import QueryRewriter
-from .search_log import LogStage, finish_log_row
+from .search_log import LogStage, finish_log_row, log_failure
 
 _DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 MAX_HINTS = 20
@@ -54,6 +54,11 @@ class Retriever:
         self._reranker = reranker
         self._reranker_key: tuple | None = None
         self._reranker_lock = threading.Lock()
+        self._stats_lock = threading.Lock()
+        self._doc_count: int | None = None
+        self._stats_version = 0
+        self._term_counts: dict[str, int] = {}
+        self._vocab_ready = False
 
     @classmethod
     def from_service(cls, service) -> "Retriever":
@@ -67,6 +72,45 @@ class Retriever:
     def rewriter(self, settings: RetrievalSettings) -> QueryRewriter:
         llm = self._llm if self._llm is not None else self.service.llm
         return QueryRewriter(llm, settings.rewrite_timeout_s, settings.max_query_chars)
+
+    def _fresh_stats(self) -> None:
+        """Refresh the record count and forget cached term counts once the store has changed by
+        more than about 1% since they were taken (any change at all for stores under 100 records);
+        the lexical stage only needs them approximately."""
+        version = self.store.records_version()
+        if self._doc_count is not None and version - self._stats_version <= self._doc_count // 100:
+            return
+        self._doc_count = int(self.store.scalar("SELECT COUNT(*) FROM records WHERE status != 'deleted'") or 0)
+        self._stats_version = version
+        self._term_counts = {}
+
+    def document_count(self) -> int:
+        """Records that are not deleted (what FTS5 indexes), kept within about 1%."""
+        with self._stats_lock:
+            self._fresh_stats()
+            return self._doc_count or 0
+
+    def term_document_counts(self, terms: list[str]) -> dict[str, int]:
+        """How many records hold each single-word term, from FTS5's own vocabulary (fts5vocab)."""
+        with self._stats_lock:
+            self._fresh_stats()
+            missing = [t for t in dict.fromkeys(terms) if t not in self._term_counts]
+            if missing:
+                with self.store.lock:
+                    if not self._vocab_ready:
+                        self.store.conn.execute(
+                            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.records_fts_vocab USING fts5vocab(main, records_fts, 'row')"
+                        )
+                        self._vocab_ready = True
+                    rows = self.store.conn.execute(
+                        f"SELECT term, doc FROM temp.records_fts_vocab WHERE term IN ({','.join('?' * len(missing))})", missing
+                    ).fetchall()
+                found = {row[0]: int(row[1]) for row in rows}
+                if len(self._term_counts) > 50_000:
+                    self._term_counts = {}
+                for term in missing:
+                    self._term_counts[term] = found.get(term, 0)
+            return {t: self._term_counts[t] for t in terms if self._term_counts.get(t)}
 
     def set_reranker(self, scorer) -> None:
         """Use ``scorer`` (anything with ``score(query, passages) -> list[float]``) as the reranker."""
@@ -114,7 +158,12 @@ class Retriever:
         settings = settings or self.service.settings.retrieval
         now = self.clock.now()
         ctx = SearchContext(request=request, settings=settings, deps=self, search_id=new_id("srch"), now=now, at=format_ts(now))
-        ctx = self.pipeline.run(ctx)
+        try:
+            ctx = self.pipeline.run(ctx)
+        except Exception as exc:
+            if not any(stage.name == "log_write" and stage.status == "ran" for stage in ctx.stages):
+                log_failure(ctx, exc)
+            raise
         total = ctx.elapsed_ms()
         finish_log_row(self.store, ctx.search_id, {s.name: s.ms for s in ctx.stages}, total)
         results = [SearchResult(c.record, c.content, e) for c, e in zip(ctx.results, ctx.explanations)]

@@ -120,7 +120,9 @@ def collapse_near_duplicates(
     vectors = np.asarray(vectors, dtype=np.float32)
     if len(keys) == 0:
         return kept, absorbed
-    gram = vectors @ vectors.T  # one product; the greedy walk below only reads it
+    # One product for all pairs. einsum's own loop, not BLAS: for a few dozen rows a threaded BLAS
+    # call costs more in thread wake-ups (badly so on a busy machine) than the arithmetic.
+    gram = np.einsum("ij,kj->ik", vectors, vectors)
     close = gram >= threshold
     for i, key in enumerate(keys):
         if kept_rows and close[i, kept_rows].any():

@@ -56,6 +56,23 @@ class LogStage:
         return ctx
 
 
+def log_failure(ctx: SearchContext, exc: BaseException) -> None:
+    """A search that raised still gets its row: the stages it got through and the error."""
+    deps, req = ctx.deps, ctx.request
+    error = f"search failed: {type(exc).__name__}: {exc}"
+    trace = {"generators": {}, "stages": [s.to_dict() for s in ctx.stages], "results": [], "response": None, "error": error}
+    request = {"request": req.to_dict(), "settings": ctx.settings.model_dump(mode="json"),
+               "embedder": {"model": deps.embedder.model_name, "version": deps.embedder.model_version}}
+    with deps.store.transaction() as conn:
+        conn.execute(
+            "INSERT OR IGNORE INTO search_log (id, at, agent_id, user_id, session_id, raw_query, rewritten_query, rewrite_status, "
+            "request, scopes, trace, result_ids, empty_reason, stages, total_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (ctx.search_id, ctx.at, req.agent_id, req.user_id, req.session_id, req.query, ctx.rewritten_query,
+             ctx.rewrite_status, dumps(request), dumps({}), dumps(trace), "[]", error,
+             dumps({s.name: s.ms for s in ctx.stages}), ctx.elapsed_ms()),
+        )
+
+
 def generator_lists(ctx: SearchContext) -> dict[str, list[dict[str, Any]]]:
     """Each generator's candidates in rank order as ``{"id", "rank", "score"}`` (cosine for dense,
     BM25 for lexical, none for entity), the shape log readers use."""

@@ -1,0 +1,23 @@
+"""Fixtures for retrieval tests: services built with custom retrieval settings."""
+
+import pytest
+
+from memory_core import MemoryService, load_settings
+from tests.fakes import HashingEmbedder
+
+
+@pytest.fixture
+def make_service(tmp_path, clock):
+    """Build a service (hashing embedder) with retrieval setting overrides; closed at teardown."""
+    opened = []
+
+    def make(name: str = "memory.sqlite", llm=None, **retrieval):
+        settings = load_settings(retrieval=retrieval) if retrieval else load_settings()
+        svc = MemoryService.open(tmp_path / name, settings, clock=clock, embedder=HashingEmbedder(), llm=llm)
+        opened.append(svc)
+        return svc
+
+    yield make
+    for svc in opened:
+        svc.close()
+

@@ -1,0 +1,89 @@
+"""Every result and every response explains itself completely; the trace covers every stage."""
+
+import json
+from dataclasses import fields
+
+import pytest
+
+from memory_core.retrieve import ResultExplanation
+from memory_core.retrieve.model import Candidate
+from memory_core.retrieve.pipeline import Pipeline, SearchContext
+from memory_core.retrieve.retriever import build_pipeline
+
+from .helpers import search, write
+
+DESIGN_ORDER = [
+    "rewrite", "scope_resolution", "hard_filter", "query_embedding", "dense", "lexical", "entity", "fusion",
+    "freshness", "gate", "collapse", "rerank", "budget", "explain", "log_write",
+]
+
+
+def test_the_pipeline_runs_the_design_stages_in_order(service, alice):
+    assert build_pipeline().names == DESIGN_ORDER
+    write(alice, "The user prefers concise technical answers.", attribute="answer_style")
+    response = search(service, alice, "concise answers")
+    assert [s.name for s in response.trace.stages] == DESIGN_ORDER
+    assert all(s.ms >= 0 for s in response.trace.stages)
+    assert set(response.trace.timings()) == set(DESIGN_ORDER)
+
+
+def test_each_result_explanation_is_complete(service, alice, clock):
+    write(alice, "The user prefers concise technical answers.", attribute="answer_style", mentions=["Priya"])
+    write(alice, "Reviewed concise answer guidelines with Priya.", type="episodic", mentions=["Priya"],
+          event_at="2026-02-01T10:00:00Z")
+    response = search(service, alice, "concise answers Priya")
+    assert len(response.results) == 2
+    for rank, result in enumerate(response.results, start=1):
+        e = result.explanation
+        assert e.rank == rank and e.raw_query == "concise answers Priya" and e.rewritten_query is None
+        assert e.matched_by and set(e.generators) == set(e.matched_by)
+        for name, detail in e.generators.items():
+            assert detail["rank"] >= 1
+        assert e.cosine is not None and e.fused_rank >= 1 and e.fused_score > 0
+        assert e.source_kind == "agent_inference" and e.status == "provisional" and e.scope == "user:alice"
+        assert e.created_at and e.entity_links and e.gate.startswith("passed: ")
+        assert e.collapse.startswith("kept") and e.budget.startswith("fits: ") and e.tokens > 0
+        assert e.rerank is None
+        json.dumps(e.to_dict())
+    episodic = next(r for r in response.results if r.explanation.type == "episodic").explanation
+    assert episodic.event_at == "2026-02-01T10:00:00.000000Z"
+    assert 0.5 < episodic.freshness["factor"] < 1.0 and episodic.freshness["age_days"] == pytest.approx(32.0, abs=0.01)
+    assert {f.name for f in fields(ResultExplanation)} <= set(response.results[0].explanation.to_dict())
+
+
+def test_the_response_explanation_summarises_every_decision(service, alice):
+    write(alice, "The user prefers concise technical answers.", attribute="answer_style")
+    response = search(service, alice, "concise answers")
+    x = response.explanation
+    assert x.raw_query == "concise answers" and x.rewrite_status == "disabled"
+    assert set(x.scopes) == {"agent:assistant/alice", "user:alice"}
+    assert x.filter["statuses"] == ["provisional", "confirmed"]
+    assert set(x.candidates) == {"dense", "lexical", "entity", "fused"}
+    assert x.gate["cosine_floor"] == service.settings.retrieval.cosine_floor and "best_cosine" in x.gate
+    assert x.rerank == {"status": "disabled"} and x.budget["budget"] == 1500
+    assert x.returned == 1 and x.empty_reason is None and x.summary.startswith("1 result(s) from")
+    json.dumps(response.to_dict())
+    json.dumps(response.to_tool_result())
+
+
+class _Sloppy:
+    name = "sloppy"
+
+    def run(self, ctx):
+        ctx.ranking = ctx.ranking[1:]  # drops a candidate without ctx.drop
+        return ctx
+
+
+class _Seed:
+    name = "seed"
+
+    def run(self, ctx):
+        ctx.ranking = [Candidate(seq=i, record_id=f"mem_{i}", type="semantic", status="confirmed", scope="user:a",
+                                 created_at="x") for i in range(2)]
+        return ctx
+
+
+def test_a_stage_cannot_drop_a_candidate_without_a_reason(service):
+    ctx = SearchContext(request=None, settings=service.settings.retrieval, deps=None, search_id="s", now=None, at="")
+    with pytest.raises(AssertionError, match="sloppy dropped"):
+        Pipeline([_Seed(), _Sloppy()]).run(ctx)
