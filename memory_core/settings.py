@@ -35,7 +35,10 @@ class EmbedderSettings(_Section):
     max_seq_length: int = Field(256, ge=16, le=8192, description="Tokens kept per text; longer text is truncated by the model.")
     use_fp16: bool = Field(False, description="Half precision for bge-m3 (only useful on a GPU).")
     torch_threads: int | None = Field(
-        None, ge=1, le=64, description="Torch intra-op threads; unset keeps torch's default."
+        1, ge=1, le=64,
+        description="Torch intra-op threads for embedding. 1 by default: on a small machine shared with the "
+        "admin app, a worker or tests, two threads contend and a single-sentence embedding slows from ~20 ms to "
+        "100 ms or more (see benchmarks/README.md); raise it on a dedicated many-core host. Unset keeps torch's default.",
     )
 
 
