@@ -58,7 +58,7 @@ def related_records(service, transcript: Transcript, candidate: Candidate, scope
             if entity:
                 for record in fetch_records(
                     service.store.conn,
-                    "r.subject = ? AND r.scope_kind = ? AND r.scope_id = ? AND r.status IN ('provisional','confirmed') "
+                    "r.subject = ? AND +r.scope_kind = ? AND +r.scope_id = ? AND r.status IN ('provisional','confirmed') "
                     "ORDER BY r.created_at DESC LIMIT ?",
                     (f"{entity}:{attribute}", scope.kind, scope.id, limit), links=False,
                 ):

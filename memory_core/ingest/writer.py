@@ -350,7 +350,8 @@ class Ingestor:
             return [], []
         live = fetch_records(
             conn,
-            "r.subject = ? AND r.scope_kind = ? AND r.scope_id = ? AND r.status IN ('provisional','confirmed') ORDER BY r.created_at DESC, r.seq DESC",
+            # The unary + keeps SQLite on the subject index (the scope index is far less selective).
+            "r.subject = ? AND +r.scope_kind = ? AND +r.scope_id = ? AND r.status IN ('provisional','confirmed') ORDER BY r.created_at DESC, r.seq DESC",
             (subject, scope.kind, scope.id),
             links=False,
         )
