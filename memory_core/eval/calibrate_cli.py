@@ -28,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Build the labelled set, sweep, print the pick; returns the exit code."""
-    from .calibration import calibrate
+    from .calibration import calibrate, scenario_guards
     from .locomo import load_locomo
     from .locomo_run import ask_all, build_store
 
@@ -41,9 +41,11 @@ def run(args: argparse.Namespace) -> int:
             run_ = ask_all(store, conversations, progress=None)
             embedder = store.service.stats()["embedder"]
             current = store.service.settings.retrieval
+            guards, _ = scenario_guards(Path(args.scratch or tmp) / "scenarios", settings=store.service.settings,
+                                        embedder=store.service.embedder.inner)
         finally:
             store.service.close()
-    report = calibrate(run_["features"], max_false_empty=args.max_false_empty)
+    report = calibrate(run_["features"], guards=guards, max_false_empty=args.max_false_empty)
     pick, sep = report["recommended"], report["separation"]
     print(f"embedder {embedder['model']} (version {embedder['version']}); {sep['answerable']} answerable and "
           f"{sep['off_topic']} off-topic LoCoMo questions; {time.perf_counter() - began:.0f} s")
@@ -53,6 +55,10 @@ def run(args: argparse.Namespace) -> int:
         sweep = report[key]
         band = "–".join(f"{v:g}" for v in sweep["band"]) if sweep["band"] else "none"
         print(f"{key} floor alone: best {sweep['best_value']:g} (F1 {sweep['best_f1']:.3f}); 90%-of-best band {band}")
+    free, lost = report["recommended_unguarded"], report["unguarded_guards"]["lost"]
+    print(f"LoCoMo only: cosine floor {free['cosine_floor']:g}, BM25 floor {free['bm25_floor']:g} -> F1 {free['f1']:.3f}, "
+          f"correct-empty {free['correct_empty']:.3f}, false-empty {free['false_empty']:.3f}; loses {len(lost)} of "
+          f"{report['recommended_guards']['positives']} scenario queries")
     print(f"recommended: cosine floor {pick['cosine_floor']:g}, BM25 floor {pick['bm25_floor']:g} -> F1 {pick['f1']:.3f}, "
           f"correct-empty {pick['correct_empty']:.3f}, false-empty {pick['false_empty']:.3f}"
           + ("" if pick["met_false_empty_target"] else f" (false-empty target {args.max_false_empty} not reachable)"))

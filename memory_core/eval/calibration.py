@@ -8,8 +8,9 @@ match; so for any pair of floors the gate's decision on every logged query can b
 without searching again. "Positive" means the gate let results through; F1 is taken over that.
 
 The recommended floors come from the joint sweep without entity matches: the best-F1 pair whose
-false-empty rate on answerable queries stays within the target, with each floor also reported as
-a one-dimensional band (every value whose F1 is within 90% of that sweep's best).
+false-empty rate on answerable queries stays within the target and which still answers every
+"guard" query (the scenario suite's short personal-fact searches) correctly; each floor is also
+reported as a one-dimensional band (every value whose F1 is within 90% of that sweep's best).
 """
 
 from __future__ import annotations
@@ -89,15 +90,18 @@ def one_dimensional(features: list[GateFeatures], signal: str, values: list[floa
 
 
 def recommend(points: list[dict], max_false_empty: float = 0.05) -> dict:
-    """The joint-sweep point to adopt: best F1 among points meeting the false-empty target
-    (ties: higher correct-empty, then the lower floors); falls back to best F1 overall."""
+    """The joint-sweep point to adopt: best F1 among points meeting the false-empty target (falls
+    back to best F1 overall). Ties go to higher correct-empty, then lower false-empty, then the
+    lowest floors: where the labelled set cannot tell two floors apart, the lower one keeps more of
+    what it does not cover (an exact identifier found only by BM25, say)."""
     finite = [p for p in points if math.isfinite(p["cosine_floor"]) and math.isfinite(p["bm25_floor"])]
     eligible = [p for p in finite if p["false_empty"] <= max_false_empty] or finite
 
     def key(p: dict) -> tuple:
-        return (round(p["f1"], 6), round(p["correct_empty"], 6), -p["cosine_floor"], -p["bm25_floor"])
+        return (round(p["f1"], 9), round(p["correct_empty"], 9), -round(p["false_empty"], 9))
 
-    chosen = max(eligible, key=key)
+    best = max(key(p) for p in eligible)
+    chosen = min((p for p in eligible if key(p) == best), key=lambda p: (p["cosine_floor"], p["bm25_floor"]))
     return {**chosen, "met_false_empty_target": chosen["false_empty"] <= max_false_empty, "max_false_empty": max_false_empty}
 
 
@@ -126,21 +130,38 @@ def separation(features: list[GateFeatures]) -> dict:
             "answerable": len(pos), "off_topic": len(neg)}
 
 
-def calibrate(features: list[GateFeatures], *, cosine_floors: list[float] | None = None, bm25_floors: list[float] | None = None,
-              max_false_empty: float = 0.05, share: float = 0.9) -> dict:
+def guard_errors(guards: list[GateFeatures], cosine_floor: float, bm25_floor: float) -> dict:
+    """How the floors treat the guard set (the scenario suite's searches): positives the gate would
+    empty and negatives it would let through, with entity matches counted as the pipeline does."""
+    lost = [g.qid for g in guards if g.answerable and not passes(g, cosine_floor, bm25_floor)]
+    leaked = [g.qid for g in guards if not g.answerable and passes(g, cosine_floor, bm25_floor)]
+    return {"positives": sum(g.answerable for g in guards), "negatives": sum(not g.answerable for g in guards),
+            "lost": lost, "leaked": leaked}
+
+
+def calibrate(features: list[GateFeatures], *, guards: list[GateFeatures] | None = None, cosine_floors: list[float] | None = None,
+              bm25_floors: list[float] | None = None, max_false_empty: float = 0.05, share: float = 0.9) -> dict:
     """The whole calibration report: separation, 1-D sweeps with bands, joint sweeps and the pick.
 
-    The pick (``recommended``) comes from the joint sweep with entity matches switched off: the
-    floors must carry the decision on their own, because a real query often names no entity the
-    store knows. The same sweep with entity matches counted (as the pipeline behaves on this set)
-    is reported beside it, with the pick's outcome under it.
+    The joint sweep ignores entity matches: the floors must carry the decision on their own,
+    because a real query often names no entity the store knows. The pick (``recommended``) is the
+    best-F1 pair on ``features`` with false-empty within ``max_false_empty`` that also classifies
+    every ``guards`` sample correctly (short personal-fact queries from the scenario suite, which
+    a floor tuned on LoCoMo alone can cut off); ``recommended_unguarded`` ignores the guards.
     """
     cosine_floors = cosine_floors or frange(0.0, 0.9, 0.01)
     bm25_floors = bm25_floors or frange(0.0, 30.0, 0.5)
+    guards = guards or []
     joint = sweep(features, cosine_floors, bm25_floors, use_entity=False)
     joint_entity = sweep(features, cosine_floors, bm25_floors, use_entity=True)
-    pick = recommend(joint, max_false_empty)
-    with_entity = next(p for p in joint_entity if p["cosine_floor"] == pick["cosine_floor"] and p["bm25_floor"] == pick["bm25_floor"])
+    unguarded = recommend(joint, max_false_empty)
+    safe = [p for p in joint if not (lambda e: e["lost"] or e["leaked"])(guard_errors(guards, p["cosine_floor"], p["bm25_floor"]))]
+    pick = recommend(safe, max_false_empty) if safe else unguarded
+    pick = {**pick, "guards_respected": bool(safe)}
+
+    def outcome_with_entity(point: dict) -> dict:
+        return next(p for p in joint_entity if p["cosine_floor"] == point["cosine_floor"] and p["bm25_floor"] == point["bm25_floor"])
+
     return {
         "separation": separation(features),
         "cosine": one_dimensional(features, "cosine", cosine_floors, share),
@@ -148,14 +169,41 @@ def calibrate(features: list[GateFeatures], *, cosine_floors: list[float] | None
         "joint_band": joint_band(joint, share),
         "joint_band_with_entity": joint_band(joint_entity, share),
         "recommended": pick,
-        "recommended_outcome_with_entity": with_entity,
+        "recommended_outcome_with_entity": outcome_with_entity(pick),
+        "recommended_guards": guard_errors(guards, pick["cosine_floor"], pick["bm25_floor"]),
+        "recommended_unguarded": unguarded,
+        "unguarded_outcome_with_entity": outcome_with_entity(unguarded),
+        "unguarded_guards": guard_errors(guards, unguarded["cosine_floor"], unguarded["bm25_floor"]),
         "recommended_with_entity": recommend(joint_entity, max_false_empty),
+        "guard_samples": len(guards),
         "grid": {"cosine_floors": cosine_floors, "bm25_floors": bm25_floors,
                  "f1": [[p["f1"] for p in joint[i * len(bm25_floors):(i + 1) * len(bm25_floors)]] for i in range(len(cosine_floors))]},
     }
+
+
+def tradeoff(features: list[GateFeatures], guards: list[GateFeatures], cosine_floors: list[float], bm25_floor: float) -> list[dict]:
+    """One row per cosine floor at a fixed BM25 floor: the LoCoMo outcome and the guard errors."""
+    rows = []
+    for cf in cosine_floors:
+        plain = evaluate_floors(features, cf, bm25_floor, use_entity=False)
+        entity = evaluate_floors(features, cf, bm25_floor, use_entity=True)
+        errors = guard_errors(guards, cf, bm25_floor)
+        rows.append({"cosine_floor": cf, "bm25_floor": bm25_floor, "f1": plain["f1"], "correct_empty": plain["correct_empty"],
+                     "false_empty": plain["false_empty"], "false_empty_with_entity": entity["false_empty"],
+                     "guard_positives_lost": len(errors["lost"]), "guard_negatives_leaked": len(errors["leaked"])})
+    return rows
 
 
 def evaluate_floors(features: list[GateFeatures], cosine_floor: float, bm25_floor: float, use_entity: bool = True) -> dict:
     """Gate outcome on a (held-out) set with fixed floors."""
     c = confusion([passes(f, cosine_floor, bm25_floor, use_entity) for f in features], [f.answerable for f in features])
     return {"cosine_floor": cosine_floor, "bm25_floor": bm25_floor, "use_entity": use_entity, **c.to_dict()}
+
+
+def scenario_guards(workdir, *, settings=None, embedder=None) -> tuple[list[GateFeatures], list]:
+    """Run the scenario suite and return its gate samples (and the results, for the table)."""
+    from .scenarios import ScenarioRunner, load_scenarios
+
+    runner = ScenarioRunner(workdir, embedder=embedder, settings=settings)
+    results = [runner.run(s) for s in load_scenarios()]
+    return [g for r in results for g in r.gate_samples], results

@@ -56,6 +56,25 @@ class CachingEmbedder:
                 self._cache[text] = vector
         return len(todo)
 
+    def save(self, path) -> None:
+        """Keep the cached vectors on disk (``.npz``), tagged with the model, for the next run."""
+        texts = list(self._cache)
+        vectors = np.stack([self._cache[t] for t in texts]) if texts else np.zeros((0, self.dim), dtype=np.float32)
+        np.savez(path, texts=np.array(texts, dtype=object), vectors=vectors,
+                 model=np.array([self.model_name, self.model_version]))
+
+    def load(self, path) -> int:
+        """Add vectors saved by :meth:`save` for the same model; returns how many were loaded (0 if none fit)."""
+        try:
+            data = np.load(path, allow_pickle=True)
+        except (OSError, ValueError):
+            return 0
+        if list(data["model"]) != [self.model_name, self.model_version]:
+            return 0
+        for text, vector in zip(data["texts"], data["vectors"]):
+            self._cache.setdefault(str(text), vector)
+        return len(data["texts"])
+
     def embed(self, texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         missing = [i for i, t in enumerate(texts) if t not in self._cache]

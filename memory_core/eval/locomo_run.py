@@ -26,11 +26,14 @@ class LocomoStore:
 
 
 def build_store(conversations: list[Conversation], path: str | Path, *, settings=None, batch_size: int = 64,
-                mention_speakers: bool = True, prime_questions: bool = True, progress=print) -> LocomoStore:
+                mention_speakers: bool = True, prime_questions: bool = True, vector_cache: str | Path | None = None,
+                embedder=None, progress=print) -> LocomoStore:
     """Create a fresh store at ``path`` and write every conversation into it.
 
     Turn texts (and, with ``prime_questions``, the questions) are embedded in batches first; the
-    write path then gets the same vectors from a cache instead of one model call per turn.
+    write path then gets the same vectors from a cache instead of one model call per turn. With
+    ``vector_cache`` (an ``.npz`` file) those vectors are kept between runs of the same model.
+    ``embedder`` replaces the configured model (tests pass a small fake).
     """
     from ..service import MemoryService, shared_embedder
     from ..settings import load_settings
@@ -42,11 +45,14 @@ def build_store(conversations: list[Conversation], path: str | Path, *, settings
     settings = settings or load_settings(extraction={"extract_on_session_end": False})
     timings: dict[str, float] = {}
     began = time.perf_counter()
-    embedder = CachingEmbedder(shared_embedder(settings.embedder), batch_size=batch_size)
+    embedder = CachingEmbedder(embedder or shared_embedder(settings.embedder), batch_size=batch_size)
     timings["model_load_s"] = time.perf_counter() - began
+    timings["vectors_from_cache"] = embedder.load(vector_cache) if vector_cache and Path(vector_cache).exists() else 0
     began = time.perf_counter()
     timings["texts_embedded"] = embedder.prime(t.content() for c in conversations for t in c.turns)
     timings["batch_embedding_s"] = time.perf_counter() - began
+    if vector_cache and timings["texts_embedded"]:
+        embedder.save(vector_cache)  # turns only: questions stay out, so a later run can embed them per search
     if prime_questions:
         began = time.perf_counter()
         embedder.prime(q.text for c in conversations for q in c.answerable())

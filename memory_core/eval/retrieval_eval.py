@@ -20,20 +20,27 @@ from .locomo import CATEGORY_NAMES, Question
 from .metrics import hit_at_k, mean, recall_at_k
 from .searchlog import SearchLogEntry
 
-# Views of one search, in pipeline order; "full" is what the caller received. "dense_lexical" is
-# the one derived view: the logged dense and lexical lists fused by the pipeline's own rrf_fuse
-# without the entity list, to show what the entity list adds or costs.
-VIEWS = ("dense", "lexical", "entity", "dense_lexical", "fused", "fused_fresh", "gated", "collapsed", "full")
+# Views of one search: the pipeline's stages in order ("full" is what the caller received), then
+# three derived views computed from the same log row with the pipeline's own functions:
+# "dense_lexical" fuses only the logged dense and lexical lists (rrf_fuse, the logged rrf_k) to
+# show what the entity list adds; "gated_set" applies the gate to the whole result set, as the
+# design words it (nothing if no candidate passes, else the fused order untouched), to show what
+# dropping individual weak candidates costs; "dense_lexical_gated" combines the two.
+PIPELINE_VIEWS = ("dense", "lexical", "entity", "fused", "fused_fresh", "gated", "collapsed", "full")
+DERIVED_VIEWS = ("dense_lexical", "gated_set", "dense_lexical_gated")
+VIEWS = PIPELINE_VIEWS + DERIVED_VIEWS
 VIEW_LABELS = {
     "dense": "dense only (cosine)",
     "lexical": "lexical only (FTS5 BM25)",
     "entity": "entity only (exact alias)",
-    "dense_lexical": "RRF of dense + lexical (derived)",
-    "fused": "fused (RRF of all three), no freshness",
-    "fused_fresh": "fused + freshness",
-    "gated": "… + gate",
+    "fused": "fused (RRF of all three)",
+    "fused_fresh": "… + freshness",
+    "gated": "… + gate (drops each weak candidate)",
     "collapsed": "… + duplicate collapse",
     "full": "full pipeline (as returned)",
+    "dense_lexical": "derived: RRF of dense + lexical only",
+    "gated_set": "derived: fused + freshness, set-level gate",
+    "dense_lexical_gated": "derived: RRF of dense + lexical, set-level gate",
 }
 KS = (5, 10)
 
@@ -79,6 +86,9 @@ class SearchObservation:
         collapse = stages.get("collapse") or {}
         rankings["collapsed"] = ids(out("collapse").get("kept")) if collapse.get("status") == "ran" else list(rankings["gated"])
         rankings["full"] = list(entry.result_ids)
+        passed_any = bool(rankings["gated"])  # the gate's set-level decision: something cleared a floor
+        rankings["gated_set"] = list(rankings["fused_fresh"]) if passed_any else []
+        rankings["dense_lexical_gated"] = list(rankings["dense_lexical"]) if passed_any else []
         dense = out("dense").get("candidates") or []
         lexical = out("lexical").get("candidates") or []
         best_cosine = gate.get("best_cosine", dense[0].get("cosine") if dense else None)
@@ -158,9 +168,3 @@ def stage_latency(observations: list[SearchObservation]) -> dict[str, dict[str, 
             arr = np.array(values, dtype=float)
             out[name] = {"p50": float(np.percentile(arr, 50)), "p95": float(np.percentile(arr, 95)), "mean": float(arr.mean())}
     return out
-
-
-def settings_in_log(service, search_id: str) -> dict:
-    """The retrieval settings a logged search ran with (for the report)."""
-    row = service.store.query_one("SELECT request FROM search_log WHERE id = ?", (search_id,))
-    return (loads(row["request"], {}) or {}).get("settings", {}) if row else {}

@@ -41,6 +41,10 @@ class Scenario:
     @classmethod
     def from_dict(cls, data: dict, path: Path | None = None) -> "Scenario":
         unknown = set(data) - {"id", "category", "title", "start", "grants", "steps", "notes"}
+        for number, step in enumerate(data.get("steps", []), start=1):
+            extra = set(step) - {"session", "turn", "advance", "grant", "revoke", "record", "tool", "save", "expect", "known_gap", "guard"}
+            if extra:
+                raise ValueError(f"{path}: step {number} has unknown keys {sorted(extra)}")
         if unknown:
             raise ValueError(f"{path}: unknown scenario keys {sorted(unknown)}")
         if data["category"] not in CATEGORIES:
@@ -65,6 +69,7 @@ class ScenarioResult:
     scenario: Scenario
     checks: list[Check] = field(default_factory=list)
     error: str | None = None
+    gate_samples: list = field(default_factory=list)  # GateFeatures of searches whose answer the gate decides
 
     @property
     def passed(self) -> bool:
@@ -169,6 +174,10 @@ class ScenarioRunner:
         reply = sessions[spec["session"]].call_tool(spec["name"], spec.get("args", {}))
         ctx.after(service, reply)
         checks = judge_search(ctx, expect) if spec["name"] == "memory_search" else judge_write(ctx, expect)
+        if spec["name"] == "memory_search" and raw.get("guard", True):
+            sample = gate_sample(f"{result.scenario.id}#{number}", ctx, expect)
+            if sample is not None:
+                result.gate_samples.append(sample)
         if raw.get("known_gap"):
             for check in checks:
                 check.known_gap = raw["known_gap"]
@@ -178,6 +187,28 @@ class ScenarioRunner:
             if record_id is None:
                 raise ValueError(f"step {number}: nothing to save as ${raw['save']} (reply: {reply})")
             refs[raw["save"]] = record_id
+
+
+def gate_sample(qid: str, ctx, expect: dict):
+    """The gate's inputs for a search whose expected answer the gate decides, labelled by the
+    expectation (``top``/``includes`` = should pass, ``empty`` = should not); None otherwise
+    (e.g. no readable scope, where the hard filter decides before the gate)."""
+    from .calibration import GateFeatures
+
+    if len(ctx.searches) != 1:
+        return None
+    if any(k in expect for k in ("top", "includes")):
+        label = True
+    elif expect.get("empty") is True:
+        label = False
+    else:
+        return None
+    gate = next((st for st in ctx.searches[0].trace.get("stages", []) if st.get("name") == "gate"), None)
+    outputs = (gate or {}).get("outputs") or {}
+    if gate is None or gate.get("status") != "ran" or (outputs.get("best_cosine") is None and outputs.get("best_bm25") is None
+                                                        and not outputs.get("entity_matches")):
+        return None
+    return GateFeatures(qid, label, outputs.get("best_cosine"), outputs.get("best_bm25"), bool(outputs.get("entity_matches")))
 
 
 def summary_rows(results: list[ScenarioResult]) -> list[dict]:

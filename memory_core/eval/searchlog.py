@@ -39,32 +39,18 @@ class SearchLogEntry:
         """Every record id that appears anywhere in the logged request, scopes, trace or results."""
         return set(_RECORD_ID.findall(self.raw_text))
 
+    def stage(self, name: str) -> dict:
+        """One stage's logged trace (``{}`` when the stage is not in the log)."""
+        return next((st for st in self.trace.get("stages", []) if st.get("name") == name), {})
+
     def generator(self, name: str) -> list[dict]:
         """Candidates of one generator (``dense``, ``lexical``, ``entity``) in rank order."""
-        return generator_candidates(self.trace, name)
+        return list((self.stage(name).get("outputs") or {}).get("candidates") or [])
 
     def best_scores(self) -> dict[str, Any]:
-        """Top score per generator, for failure messages."""
-        out: dict[str, Any] = {}
-        for name in ("dense", "lexical", "entity"):
-            candidates = self.generator(name)
-            out[name] = candidates[0].get("score") if candidates else None
-        return out
-
-
-def generator_candidates(trace: dict, name: str) -> list[dict]:
-    """``[{"id", "rank", "score"}, ...]`` for one generator from a logged trace."""
-    generators = trace.get("generators") or trace.get("candidates") or {}
-    items = generators.get(name) or []
-    out = []
-    for rank, item in enumerate(items, start=1):
-        if isinstance(item, dict):
-            out.append({"id": item.get("id") or item.get("record_id"), "rank": item.get("rank", rank), "score": item.get("score")})
-        elif isinstance(item, (list, tuple)):
-            out.append({"id": item[0], "rank": rank, "score": item[1] if len(item) > 1 else None})
-        else:
-            out.append({"id": item, "rank": rank, "score": None})
-    return out
+        """The gate's inputs (best cosine, best BM25, entity matches), for failure messages."""
+        outputs = self.stage("gate").get("outputs") or {}
+        return {k: outputs.get(k) for k in ("best_cosine", "best_bm25", "entity_matches")}
 
 
 def reply_result_ids(reply: dict) -> list[str]:
