@@ -1,6 +1,6 @@
 """Playwright fixtures: one demo store built per test session, one real `streamlit run` per module.
 
-Chromium comes from Debian (/usr/bin/chromium); `playwright install` is never used. The server
+Chromium comes from Debian (/usr/bin/chromium); Playwright's own browser download is never used. The server
 runs exactly as `agent-memory serve --demo` would start it (headless, bound to 127.0.0.1, demo
 accounts, demo mode), on a free port, with its output in a temporary log file.
 """
