@@ -10,12 +10,42 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from .migrations import migrate
+
+
+BUSY_TIMEOUT_MS = 30_000
+
+
+def _enter_wal(conn: sqlite3.Connection) -> None:
+    """Switch to WAL, retrying while another process holds the lock.
+
+    Changing the journal mode does not go through SQLite's busy handler, so when several
+    processes open a fresh file at once the losers get "database is locked" at once; they wait
+    and try again instead (bounded by the usual busy timeout).
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    delay = 0.005
+    while True:
+        try:
+            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            if str(mode).lower() in ("wal", "memory"):
+                return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            if time.monotonic() > deadline:
+                raise
+        else:
+            if time.monotonic() > deadline:
+                raise sqlite3.OperationalError(f"could not switch the store to WAL (journal mode stays {mode})")
+        time.sleep(delay)
+        delay = min(delay * 2, 0.2)
 
 
 class Store:
@@ -35,13 +65,17 @@ class Store:
             path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30.0)
         conn.row_factory = sqlite3.Row
-        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        _enter_wal(conn)
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute("PRAGMA synchronous=NORMAL")
         # Freed pages are zeroed so forgotten content does not linger in the file.
         conn.execute("PRAGMA secure_delete=ON")
-        conn.execute("PRAGMA busy_timeout=30000")
-        migrate(conn, now)
+        try:
+            migrate(conn, now)
+        except BaseException:
+            conn.close()
+            raise
         return cls(conn, path)
 
     def close(self) -> None:
