@@ -21,6 +21,7 @@ from typing import Any
 from .clock import Clock, SystemClock, format_ts, parse_ts
 from .errors import EmbedderMismatchError, InvalidInputError, NotFoundError, PolicyError, SessionClosedError
 from .ids import new_id
+from .inputs import check_text, parse_input_ts
 from .index.vector_index import VectorIndex
 from .ingest.evidence import AnthropicEntailmentJudge, OfflineEntailmentJudge
 from .ingest.lifecycle import Lifecycle
@@ -495,7 +496,8 @@ class Session:
             raise InvalidInputError("turn content must be a string", field="content")
         if len(content) > MAX_TURN_CHARS:
             raise InvalidInputError(f"turn content is longer than {MAX_TURN_CHARS} characters", field="content")
-        when = format_ts(parse_ts(at) if at is not None else self.service.clock.now())
+        check_text(content, "content")
+        when = format_ts(parse_input_ts(at, "at") if at is not None else self.service.clock.now())
         with self.service.store.transaction() as conn:
             turn = conn.execute("SELECT COALESCE(MAX(turn) + 1, 0) FROM turns WHERE session_id = ?", (self.id,)).fetchone()[0]
             conn.execute("INSERT INTO turns (session_id, turn, role, content, at) VALUES (?,?,?,?,?)", (self.id, turn, role, content, when))

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..clock import Clock, format_ts, parse_ts
 from ..errors import ConflictError, InvalidInputError, NotFoundError
+from ..inputs import parse_input_ts
 from ..settings import WriteSettings
 from ..store.db import Store, dumps, loads
 from ..store.records import LIVE_STATUSES, Record, fetch_record, fetch_records, fts_sync, update_record
@@ -123,7 +124,7 @@ class Lifecycle:
             if record.review_flagged_at is None:
                 raise ConflictError(f"record {record_id} has no review flag to clear")
             update_record(conn, record_id, review_flagged_at=None, review_reason=None,
-                          review_at=format_ts(parse_ts(next_review_at)) if next_review_at else None, updated_at=now)
+                          review_at=format_ts(parse_input_ts(next_review_at, "next_review_at")) if next_review_at else None, updated_at=now)
             self.store.bump(conn, record.seq)
             self.store.append_event(conn, at=now, kind="record.review_cleared", actor=actor, record_id=record_id, reason=reason,
                                     payload={"flagged_at": record.review_flagged_at, "next_review_at": next_review_at})

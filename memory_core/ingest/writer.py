@@ -17,6 +17,7 @@ from typing import Any
 from ..clock import Clock, format_ts, parse_ts
 from ..errors import ConflictError, InvalidInputError, PermissionDeniedError, PolicyError
 from ..ids import new_id
+from ..inputs import check_texts
 from ..index.vector_index import VectorIndex
 from ..policy.grants import ScopeAccess
 from ..policy.rules import (
@@ -109,6 +110,8 @@ class Ingestor:
     # -- validation ---------------------------------------------------------------------------
 
     def _validate(self, req: WriteRequest) -> None:
+        check_texts({"content": req.content, "evidence": req.evidence, "attribute": req.attribute, "about": req.about,
+                     "mentions": req.mentions, "tags": req.tags})
         if req.type not in RECORD_TYPES:
             raise InvalidInputError(f"type must be one of {', '.join(RECORD_TYPES)}", field="type")
         if req.source_kind not in SOURCE_RANK:
