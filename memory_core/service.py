@@ -69,7 +69,7 @@ class MemoryService:
             else offline_judge
         )
         self.ingestor = Ingestor(store, self.index, embedder, self.judge, settings.write, clock)
-        self.lifecycle = Lifecycle(store, self.index, settings.write, clock)
+        self.lifecycle = Lifecycle(store, self.index, settings.write, clock, settings.store)
         self._extensions: dict[str, Any] = {}
 
     # -- opening ------------------------------------------------------------------------------
@@ -279,6 +279,12 @@ class MemoryService:
             revises=record,
         )
         return self.ingestor.write(request, access)
+
+    def forget_preview(self, record_id: str) -> dict:
+        """What forgetting ``record_id`` would erase, place by place, plus one line per place
+        (``lines``) for a confirmation form. Nothing is written; no policy is applied."""
+        plan = self.lifecycle.forget_preview(record_id)
+        return {**plan.to_dict(), "lines": plan.summary_lines()}
 
     # -- search -------------------------------------------------------------------------------
 

@@ -56,6 +56,9 @@ class Store:
         self.path = path
         self.lock = threading.RLock()
         self._depth = 0
+        self._erase_pending = False
+        self._eraser: threading.Thread | None = None
+        self._closing = threading.Event()
 
     @classmethod
     def open(cls, path: str | Path, now: str) -> "Store":
@@ -79,8 +82,74 @@ class Store:
         return cls(conn, path)
 
     def close(self) -> None:
+        self._closing.set()
         with self.lock:
+            if self._erase_pending:
+                self.try_truncate_wal()  # last chance in this process; the worker retries otherwise
             self.conn.close()
+
+    # -- physical erasure ------------------------------------------------------------------
+
+    def try_truncate_wal(self) -> bool:
+        """Checkpoint the WAL into the main file and truncate it, without waiting for anyone.
+
+        A forget rewrites pages, but until a checkpoint copies them into the main file and the
+        WAL is emptied, the old page images (holding the forgotten text) are still on disk. A
+        TRUNCATE checkpoint must wait for readers of older snapshots, and such a reader is
+        entitled to the text until its transaction ends; so this never waits (busy timeout 0):
+        it returns False when a reader or writer is in the way, and the caller retries later.
+        """
+        with self.lock:
+            if self._depth:
+                return False  # inside a transaction: the caller's commit comes first
+            self.conn.execute("PRAGMA busy_timeout=0")
+            try:
+                row = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+                done = row is not None and row[0] == 0
+            except sqlite3.OperationalError:
+                done = False
+            finally:
+                self.conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            if done:
+                self._erase_pending = False
+            return done
+
+    def erase_soon(self, retry_for_s: float = 600.0) -> bool:
+        """Make the forgotten pages leave the disk now, or as soon as readers let go.
+
+        Tries a non-blocking TRUNCATE checkpoint at once; if a reader holds an older snapshot,
+        a background thread retries every 50-500 ms (for up to ``retry_for_s``), so a forget
+        never waits for a reader and the text is gone shortly after the reader finishes.
+        Returns True if the erasure completed immediately.
+        """
+        self._erase_pending = True
+        if self.try_truncate_wal():
+            return True
+        with self.lock:
+            if self._eraser is not None and self._eraser.is_alive():
+                return False
+            self._eraser = threading.Thread(target=self._retry_erasure, args=(retry_for_s,), daemon=True,
+                                            name=f"wal-eraser:{self.path.name}")
+            self._eraser.start()
+        return False
+
+    def _retry_erasure(self, retry_for_s: float) -> None:
+        deadline = time.monotonic() + retry_for_s
+        delay = 0.05
+        while not self._closing.is_set() and time.monotonic() < deadline:
+            if self._closing.wait(delay):
+                return
+            try:
+                if self.try_truncate_wal():
+                    return
+            except sqlite3.ProgrammingError:  # closed underneath us
+                return
+            delay = min(delay * 1.5, 0.5)
+
+    @property
+    def erase_pending(self) -> bool:
+        """True while forgotten text may still be in the WAL (a reader held an older snapshot)."""
+        return self._erase_pending
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:

@@ -373,3 +373,7 @@ def _m0020_extraction_jobs(conn: sqlite3.Connection) -> None:
         );
         """,
     )
+
+
+# Migrations registered by other modules (each component keeps its numbers in its own file).
+from . import migrations_hardening  # noqa: E402,F401  (60-69)
