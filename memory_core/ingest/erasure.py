@@ -233,6 +233,21 @@ def plan_erasure(conn: sqlite3.Connection, record: Record) -> ErasurePlan:
     return plan
 
 
+def _scrub(value: Any, needles: list[str], record_ids: set[str]) -> Any:
+    """``value`` (parsed JSON) with every string repeating a needle replaced by the marker, and
+    the entity links of the given records emptied."""
+    if isinstance(value, str):
+        return MARKER if _contains_any(value, needles) else value
+    if isinstance(value, list):
+        return [_scrub(item, needles, record_ids) for item in value]
+    if isinstance(value, dict):
+        out = {key: _scrub(item, needles, record_ids) for key, item in value.items()}
+        if out.get("record_id") in record_ids and "entity_links" in out:
+            out["entity_links"] = []
+        return out
+    return value
+
+
 def marks_for(values: list[Any]) -> str:
     return ",".join("?" * len(values)) or "NULL"
 
@@ -278,10 +293,19 @@ def apply_erasure(conn: sqlite3.Connection, plan: ErasurePlan, *, now: str) -> N
             "UPDATE extraction_candidates SET candidate = ?, review = ?, detail = ? WHERE run_id = ? AND attempt = ? AND idx = ?",
             (REDACTED_JSON, REDACTED_JSON, REDACTED_JSON, run_id, attempt, idx),
         )
+    log_needles = [*plan.needles, *(n for e in plan.entities for n in [e["name"], *e["aliases"]] if len(n.strip()) >= MIN_NAME_CHARS)]
     for search_id in plan.search_log:
+        row = conn.execute("SELECT raw_query, rewritten_query, request, trace FROM search_log WHERE id = ?", (search_id,)).fetchone()
+        # Keep the row's shape (a logged search can still be rebuilt and shows the record as
+        # deleted); only the strings that repeat the text and the forgotten records' entity
+        # links go.
+        needles = [*log_needles, *(q for q in (row["raw_query"], row["rewritten_query"]) if q and _contains_any(q, log_needles))]
         conn.execute(
-            "UPDATE search_log SET raw_query = ?, rewritten_query = NULL, request = ?, trace = ? WHERE id = ?",
-            (MARKER, REDACTED_JSON, REDACTED_JSON, search_id),
+            "UPDATE search_log SET raw_query = ?, rewritten_query = ?, request = ?, trace = ? WHERE id = ?",
+            (MARKER if _contains_any(row["raw_query"], log_needles) else row["raw_query"],
+             None if _contains_any(row["rewritten_query"], log_needles) else row["rewritten_query"],
+             dumps(_scrub(loads(row["request"], {}), needles, set(ids))),
+             dumps(_scrub(loads(row["trace"], {}), needles, set(ids))), search_id),
         )
     for seq in plan.write_log:
         conn.execute("UPDATE write_log SET candidate = ?, validation = ? WHERE seq = ?", (REDACTED_JSON, REDACTED_JSON, seq))

@@ -278,7 +278,12 @@ class Ingestor:
 
     def _resolve_entities(self, conn, req: WriteRequest, access: ScopeAccess, now: str) -> tuple[str | None, list[str], list[str]]:
         notes: list[str] = []
-        readable = access.readable_keys
+        # Only entities of the record's own scope are linked: exactly the agents that may read
+        # the record may read them, whatever grants change later. Linking a shared record to a
+        # private entity would show that entity's name and aliases (in memory_get, in search
+        # explanations and through the FTS alias column) to readers of the record who may not
+        # read the entity's scope. A name not found there becomes a new entity in that scope.
+        readable = [req.scope.key]
         subject_entity = None
         if req.revises is not None and not req.about:
             subject_entity = req.revises.subject_entity_id  # a new version keeps its record's subject

@@ -142,6 +142,18 @@ def load_entity_links(conn: sqlite3.Connection, records: list[Record]) -> None:
         )
 
 
+def restrict_links(records, readable_scopes) -> None:
+    """Drop, in place, entity links to entities in scopes the caller may not read.
+
+    Records link only to entities of their own scope (the write path's rule); this is the
+    read-side guard for links made before that rule, so a principal never sees the name of an
+    entity they could not look up themselves.
+    """
+    allowed = set(readable_scopes)
+    for record in records:
+        record.entity_links = [link for link in record.entity_links if link.get("scope") in allowed]
+
+
 def fetch_records(conn: sqlite3.Connection, where: str, params: Any = (), *, links: bool = True) -> list[Record]:
     rows = conn.execute(f"SELECT {SELECT_COLUMNS} FROM records r WHERE {where}", params).fetchall()
     records = [record_from_row(row) for row in rows]
