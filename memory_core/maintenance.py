@@ -1,4 +1,5 @@
-"""Time-driven passes run by the worker: due-review flags (path C) and provisional expiry.
+"""Time-driven passes run by the worker: due-review flags (path C), provisional expiry, and
+(at most every ``store.prune_interval_s``) the log retention pass of :mod:`memory_core.retention`.
 
 Both are single UPDATE ... RETURNING statements inside a write transaction, so the selection and
 the change are one atomic step: two workers running the same pass at the same moment flag or
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .clock import format_ts
+from .retention import prune_if_due
 
 
 @dataclass
@@ -23,9 +25,10 @@ class MaintenanceReport:
     at: str
     review_flagged: list[str] = field(default_factory=list)
     expired: list[str] = field(default_factory=list)
+    pruned: dict[str, int] = field(default_factory=dict)  # log rows deleted by retention, if a prune pass ran
 
     def to_dict(self) -> dict[str, Any]:
-        return {"at": self.at, "review_flagged": self.review_flagged, "expired": self.expired}
+        return {"at": self.at, "review_flagged": self.review_flagged, "expired": self.expired, "pruned": self.pruned}
 
 
 def _reason(row) -> str:
@@ -100,4 +103,6 @@ def run_maintenance(service, *, actor: str = "maintenance") -> MaintenanceReport
     report = MaintenanceReport(at=format_ts(service.clock.now()))
     report.expired = expire_provisional(service, actor=actor)
     report.review_flagged = flag_due_reviews(service, actor=actor)
+    pruned = prune_if_due(service, actor=actor)
+    report.pruned = pruned.deleted if pruned is not None else {}
     return report

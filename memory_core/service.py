@@ -384,6 +384,29 @@ class MemoryService:
 
         return service_frame(self)
 
+    # -- backups, snapshots and health (memory_core.store.backup, memory_core.doctor) -----------
+
+    def snapshot(self, path: str | Path, *, overwrite: bool = False) -> dict:
+        """A consistent copy of the store at ``path`` (online; agents may keep writing)."""
+        from .store.backup import backup_store
+
+        return backup_store(self.store.path, path, overwrite=overwrite).to_dict()
+
+    def restore(self, path: str | Path) -> dict:
+        """Replace this store's content with the snapshot at ``path`` and reload the vector index."""
+        from .store.backup import restore_into
+
+        info = restore_into(self.store, path)
+        self._check_embedder(False)
+        self.index.rebuild()
+        return info.to_dict()
+
+    def doctor(self) -> "DoctorReport":
+        """Integrity, FTS, vector-feed and orphan checks plus log sizes (see ``agent-memory doctor``)."""
+        from .doctor import run_doctor
+
+        return run_doctor(self.store, self.settings, dim=self.embedder.dim)
+
     # -- maintenance --------------------------------------------------------------------------
 
     def reembed(self, *, actor: str, batch_size: int = 256, progress=None) -> int:

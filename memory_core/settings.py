@@ -233,6 +233,10 @@ class StoreSettings(_Section):
         description="Write-log rows older than this are deleted by the prune pass (unset keeps them). The event "
         "log is the audit trail and is never pruned.",
     )
+    prune_interval_s: float = Field(
+        3600.0, ge=0,
+        description="Seconds between the worker's log prune passes (the size check reads the whole search log).",
+    )
     prune_batch_rows: int = Field(
         2000, ge=10, le=100_000,
         description="Rows the prune pass deletes per transaction, so writers are never held up for long.",

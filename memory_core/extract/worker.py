@@ -1,6 +1,6 @@
 """The background worker (``agent-memory worker``): maintenance passes and extraction runs.
 
-Each loop runs the expiry and due-review passes, then claims and processes runs until none is
+Each loop runs the expiry and due-review passes (and, when due, the log retention pass), then claims and processes runs until none is
 claimable, then sleeps ``extraction.worker_poll_s``. Any number of workers (threads or
 processes) may share a store: runs are leased and the passes are atomic. ``--once`` does one
 loop and exits 0, or 1 if an attempt failed during it.
@@ -29,6 +29,8 @@ def run_once(service, worker_id: str, *, out=None) -> tuple[int, int]:
     report = run_maintenance(service, actor=f"worker:{worker_id}")
     if out and (report.expired or report.review_flagged):
         print(f"maintenance: {len(report.expired)} expired, {len(report.review_flagged)} flagged for review", file=out, flush=True)
+    if out and any(report.pruned.values()):
+        print(f"log retention: deleted {report.pruned}", file=out, flush=True)
     processed = failed = 0
     while True:
         detail = runner.run_next(worker_id)

@@ -112,6 +112,8 @@ class Store:
                 self.conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             if done:
                 self._erase_pending = False
+                if self.get_meta("erase_pending") == "1":
+                    self.set_meta("erase_pending", "0")  # these new WAL frames hold no forgotten text
             return done
 
     def erase_soon(self, retry_for_s: float = 600.0) -> bool:
@@ -125,6 +127,8 @@ class Store:
         self._erase_pending = True
         if self.try_truncate_wal():
             return True
+        # Recorded in the store too, so another process's worker finishes it if this one exits.
+        self.set_meta("erase_pending", "1")
         with self.lock:
             if self._eraser is not None and self._eraser.is_alive():
                 return False
