@@ -241,7 +241,7 @@ def _sizes(store: Store, report: DoctorReport, settings) -> None:
     report.sizes = sizes
     if settings is None:
         return
-    retention = settings.store
+    retention = settings.housekeeping
     limit = retention.search_log_max_mb
     used_mb = sizes["search_log bytes"] / 1_000_000
     if limit is not None and used_mb > limit:

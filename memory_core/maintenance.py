@@ -1,5 +1,5 @@
 """Time-driven passes run by the worker: due-review flags (path C), provisional expiry, and
-(at most every ``store.prune_interval_s``) the log retention pass of :mod:`memory_core.retention`.
+(at most every ``housekeeping.prune_interval_s``) the log retention pass of :mod:`memory_core.retention`.
 
 Both are single UPDATE ... RETURNING statements inside a write transaction, so the selection and
 the change are one atomic step: two workers running the same pass at the same moment flag or

@@ -69,8 +69,8 @@ def _trim_search_log(store, max_bytes: int, batch: int) -> int:
 
 
 def prune_logs(service, *, actor: str = "maintenance") -> PruneReport:
-    """Apply the ``store`` retention settings to the search and write logs; returns what went."""
-    settings = service.settings.store
+    """Apply the ``housekeeping`` retention settings to the search and write logs; returns what went."""
+    settings = service.settings.housekeeping
     now = service.clock.now()
     report = PruneReport(at=format_ts(now))
     batch = settings.prune_batch_rows
@@ -91,7 +91,7 @@ def prune_logs(service, *, actor: str = "maintenance") -> PruneReport:
 
 
 def prune_if_due(service, *, actor: str = "maintenance") -> PruneReport | None:
-    """Run :func:`prune_logs` when ``store.prune_interval_s`` has passed since the last pass.
+    """Run :func:`prune_logs` when ``housekeeping.prune_interval_s`` has passed since the last pass.
 
     Also finishes any forget whose WAL truncation a reader blocked (in any process): the
     flag is in the store, so the worker completes the erasure even if the forgetting process
@@ -104,7 +104,7 @@ def prune_if_due(service, *, actor: str = "maintenance") -> PruneReport | None:
     now = service.clock.now()
     if last is not None:
         try:
-            due = (now - parse_ts(last)).total_seconds() >= service.settings.store.prune_interval_s
+            due = (now - parse_ts(last)).total_seconds() >= service.settings.housekeeping.prune_interval_s
         except ValueError:
             due = True
         if not due:

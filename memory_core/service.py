@@ -69,7 +69,7 @@ class MemoryService:
             else offline_judge
         )
         self.ingestor = Ingestor(store, self.index, embedder, self.judge, settings.write, clock)
-        self.lifecycle = Lifecycle(store, self.index, settings.write, clock, settings.store)
+        self.lifecycle = Lifecycle(store, self.index, settings.write, clock, settings.housekeeping)
         self._extensions: dict[str, Any] = {}
 
     # -- opening ------------------------------------------------------------------------------

@@ -206,7 +206,7 @@ class UISettings(_Section):
     page_size: int = Field(50, ge=5, le=1000, description="Rows per page in the admin app's lists.")
 
 
-class StoreSettings(_Section):
+class HousekeepingSettings(_Section):
     fts_rebuild_every: int = Field(
         100, ge=1, le=100_000,
         description="Forgets between full rebuilds of the FTS index. Each forget merges the FTS segments so the "
@@ -254,7 +254,7 @@ class Settings(BaseSettings):
     extraction: ExtractionSettings = Field(default_factory=ExtractionSettings, description="Session extraction.")
     anthropic: AnthropicSettings = Field(default_factory=AnthropicSettings, description="Hosted model access.")
     ui: UISettings = Field(default_factory=UISettings, description="Admin app.")
-    store: StoreSettings = Field(default_factory=StoreSettings, description="Store hardening: erasure, log retention.")
+    housekeeping: HousekeepingSettings = Field(default_factory=HousekeepingSettings, description="Erasure after forgets and log retention.")
 
 
 def load_settings(**overrides: object) -> Settings:

@@ -13,7 +13,7 @@ from typing import Any
 from ..clock import Clock, format_ts, parse_ts
 from ..errors import ConflictError, InvalidInputError, NotFoundError
 from ..inputs import parse_input_ts
-from ..settings import StoreSettings, WriteSettings
+from ..settings import HousekeepingSettings, WriteSettings
 from ..store.db import Store, dumps, loads
 from ..store.records import LIVE_STATUSES, Record, fetch_record, fts_sync, update_record
 from ..policy.rules import reinforced_confidence
@@ -22,12 +22,12 @@ from .erasure import ErasurePlan, apply_erasure, plan_erasure
 
 
 class Lifecycle:
-    def __init__(self, store: Store, index, settings: WriteSettings, clock: Clock, store_settings: StoreSettings | None = None) -> None:
+    def __init__(self, store: Store, index, settings: WriteSettings, clock: Clock, housekeeping: HousekeepingSettings | None = None) -> None:
         self.store = store
         self.index = index
         self.settings = settings
         self.clock = clock
-        self.store_settings = store_settings or StoreSettings()
+        self.housekeeping = housekeeping or HousekeepingSettings()
 
     def _now(self) -> str:
         return format_ts(self.clock.now())
@@ -83,7 +83,7 @@ class Lifecycle:
 
         One transaction erases what :func:`plan_erasure` finds (records, transcript spans,
         summaries, candidates, logs, entity names), deletes the FTS rows and merges the FTS
-        index so the terms leave its pages (rebuilding it every ``store.fts_rebuild_every``
+        index so the terms leave its pages (rebuilding it every ``housekeeping.fts_rebuild_every``
         forgets, see docs/store.md). Afterwards the WAL is truncated without waiting for
         readers; if a reader's snapshot still needs the old pages, a background retry erases
         them as soon as it lets go. Returns the ids tombstoned.
@@ -106,7 +106,7 @@ class Lifecycle:
                                         payload={"requested": record_id})
             self._erase_fts_terms(conn)
         self.index.refresh()
-        self.store.erase_soon(self.store_settings.erase_retry_s)
+        self.store.erase_soon(self.housekeeping.erase_retry_s)
         return plan.record_ids
 
     def _erase_fts_terms(self, conn) -> None:
@@ -116,7 +116,7 @@ class Lifecycle:
         # reports the index malformed after about a thousand; 'rebuild' re-indexes from the
         # stored text (~0.3-1 s at 50K) and leaves a single level, so it runs every N forgets.
         count = int(conn.execute("SELECT COALESCE((SELECT value FROM store_meta WHERE key = 'fts_forgets_since_rebuild'), '0')").fetchone()[0]) + 1
-        if count >= self.store_settings.fts_rebuild_every:
+        if count >= self.housekeeping.fts_rebuild_every:
             conn.execute("INSERT INTO records_fts(records_fts) VALUES('rebuild')")
             count = 0
         else:

@@ -75,7 +75,7 @@ def test_retention_prunes_by_age_and_size_and_the_worker_runs_it(tmp_path):
     assert service.store.scalar("SELECT COUNT(*) FROM write_log") == writes_before  # younger than a year
     # Size: keep the newest rows under a limit of roughly ten rows' worth.
     row_bytes = service.store.scalar("SELECT MAX(length(trace) + length(request)) FROM search_log")
-    service.settings.store.search_log_max_mb = row_bytes * 10 / 1_000_000
+    service.settings.housekeeping.search_log_max_mb = row_bytes * 10 / 1_000_000
     report = prune_logs(service)
     left = service.store.scalar("SELECT COUNT(*) FROM search_log")
     assert 5 <= left <= 10 and report.deleted["search_log (size)"] == 40 - left
@@ -83,7 +83,7 @@ def test_retention_prunes_by_age_and_size_and_the_worker_runs_it(tmp_path):
     assert newest == "new question 39 about tea"
     assert [e for e in service.store.query("SELECT kind FROM events WHERE kind = 'logs.pruned'")]
     # The worker's loop prunes when the interval has passed.
-    service.settings.store.search_log_max_age_days = 1
+    service.settings.housekeeping.search_log_max_age_days = 1
     clock.advance(days=2)
     run_once(service, "w1")
     assert service.store.scalar("SELECT COUNT(*) FROM search_log") == 0
