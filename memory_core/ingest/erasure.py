@@ -43,7 +43,8 @@ class ErasurePlan:
     search_log: list[str] = field(default_factory=list)
     write_log: list[int] = field(default_factory=list)
     events: list[int] = field(default_factory=list)
-    needles: list[str] = field(default_factory=list)  # internal: the texts being erased
+    needles: list[str] = field(default_factory=list)  # internal: the memory's texts (redacted from transcripts)
+    log_needles: list[str] = field(default_factory=list)  # internal: those plus summaries and entity names (from logs)
 
     @property
     def record_ids(self) -> list[str]:
@@ -149,6 +150,7 @@ def plan_erasure(conn: sqlite3.Connection, record: Record) -> ErasurePlan:
 
     # Session summaries that quote the same turn or repeat the text are forgotten with it: their
     # vectors and FTS rows would otherwise still answer "where does the user live".
+    summary_texts: list[str] = []
     sessions = {t.evidence_session_id or t.source_ref for t in targets if (t.evidence_session_id or t.source_ref)}
     quoted_turns = {(t.evidence_session_id, t.evidence_turn) for t in targets if t.evidence_session_id and t.evidence_turn is not None}
     if sessions:
@@ -168,7 +170,9 @@ def plan_erasure(conn: sqlite3.Connection, record: Record) -> ErasurePlan:
                 ids.append(summary.id)
                 plan.records.append({"id": summary.id, "version": summary.version,
                                      "why": "a session summary that quotes the same turn or repeats the text"})
-                needles.extend(n for n in _needles_of(summary) if n not in needles)
+                # Its content goes from the logs too; its own quote may be another turn's words,
+                # which are not part of this memory, so it is not redacted from the transcript.
+                summary_texts.append(summary.content)
     plan.needles = needles
 
     # Transcript turns: the quoted spans (and verbatim copies of the content) become the marker.
@@ -194,7 +198,8 @@ def plan_erasure(conn: sqlite3.Connection, record: Record) -> ErasurePlan:
         aliases = [r["alias"] for r in conn.execute("SELECT alias FROM entity_aliases WHERE entity_id = ?", (entity_id,))]
         plan.entities.append({"id": entity_id, "name": entity["canonical_name"], "aliases": aliases})
     names = [n for e in plan.entities for n in [e["name"], *e["aliases"]] if len(n.strip()) >= MIN_NAME_CHARS]
-    log_needles = list(dict.fromkeys([*needles, *names]))
+    log_needles = list(dict.fromkeys([*needles, *(t for t in summary_texts if len(t.strip()) >= MIN_NEEDLE_CHARS), *names]))
+    plan.log_needles = log_needles
 
     plan.candidates = [
         (r["run_id"], r["attempt"], r["idx"])
@@ -293,7 +298,7 @@ def apply_erasure(conn: sqlite3.Connection, plan: ErasurePlan, *, now: str) -> N
             "UPDATE extraction_candidates SET candidate = ?, review = ?, detail = ? WHERE run_id = ? AND attempt = ? AND idx = ?",
             (REDACTED_JSON, REDACTED_JSON, REDACTED_JSON, run_id, attempt, idx),
         )
-    log_needles = [*plan.needles, *(n for e in plan.entities for n in [e["name"], *e["aliases"]] if len(n.strip()) >= MIN_NAME_CHARS)]
+    log_needles = plan.log_needles
     for search_id in plan.search_log:
         row = conn.execute("SELECT raw_query, rewritten_query, request, trace FROM search_log WHERE id = ?", (search_id,)).fetchone()
         # Keep the row's shape (a logged search can still be rebuilt and shows the record as

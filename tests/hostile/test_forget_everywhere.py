@@ -88,3 +88,20 @@ def test_event_log_stays_append_only_except_for_redaction(service):
     with service.store.transaction() as conn:
         conn.execute("UPDATE events SET reason = '[forgotten]' WHERE kind = 'test'")
     assert service.store.scalar("SELECT reason FROM events WHERE kind = 'test'") == "[forgotten]"
+
+
+def test_a_forgotten_summary_does_not_take_other_turns_with_it(service):
+    service.grant("assistant", "user:alice", read=True, write=True, actor="test")
+    session_id, run_id = ended_session(service, [
+        ("user", "Please help me plan the garden beds this spring."),
+        ("assistant", "Happy to help."),
+        ("user", "I live in Lisbon now, near the Estrela basilica."),
+    ])
+    assert service.run_extraction(run_id).status == "succeeded"
+    fact = service.store.scalar("SELECT id FROM records WHERE content LIKE '%Estrela%' AND source_kind != 'session_summary'")
+    summary = service.store.scalar("SELECT id FROM records WHERE source_kind = 'session_summary'")
+    assert "garden beds" in service.record(summary).content and "Estrela" in service.record(summary).content
+    assert set(service.lifecycle.forget(fact, actor="t", reason="asked")) == {fact, summary}
+    turns = service.transcript(session_id)
+    assert turns[0]["content"] == "Please help me plan the garden beds this spring."
+    assert "Estrela" not in turns[2]["content"] and "[forgotten]" in turns[2]["content"]
