@@ -14,12 +14,14 @@ from memory_core.store.migrations import MIGRATIONS
 OPENER = textwrap.dedent(
     """
     import sys, time
-    from memory_core.store.db import Store
+    from memory_core import FixedClock, MemoryService, load_settings
+    from tests.fakes import HashingEmbedder
     path, start = sys.argv[1], float(sys.argv[2])
+    embedder = HashingEmbedder()
     while time.time() < start:  # every process starts migrating at the same instant
         time.sleep(0.001)
-    store = Store.open(path, "2026-03-05T10:00:00.000000Z")
-    store.close()
+    service = MemoryService.open(path, load_settings(), clock=FixedClock("2026-03-05T10:00:00Z"), embedder=embedder)
+    service.close()
     print("opened")
     """
 )
@@ -28,7 +30,7 @@ OPENER = textwrap.dedent(
 @pytest.mark.parametrize("round_", range(3))
 def test_eight_processes_open_a_fresh_store_at_once(tmp_path, round_):
     path = tmp_path / "fresh.sqlite"
-    start = time.time() + 2.0  # long enough for every interpreter to import and wait
+    start = time.time() + 4.0  # long enough for every interpreter to import and wait
     procs = [
         subprocess.Popen([sys.executable, "-c", OPENER, str(path), repr(start)], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[2])
