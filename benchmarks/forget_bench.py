@@ -25,7 +25,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from memory_core import FixedClock, MemoryService, load_settings  # noqa: E402
 
-from .corpus import OUT, bulk_load  # noqa: E402
+from .corpus import OUT, bulk_load, synthetic_texts  # noqa: E402
 from .stats import machine, markdown_table, save, summary  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,18 +72,24 @@ def run(size: int, forgets: int) -> dict:
     service.grant("bench", "user:user0", read=True, write=True, actor="bench")
     session = service.start_session(agent_id="bench", user_id="user0")
     write_ms, forget_ms, reader_ms, erased_ms = [], [], [], []
-    made = []
-    for i in range(forgets * 2 + 5):
-        args = {"type": "episodic", "content": f"Bench event {i}: the user repainted shed number {i} in teal."}
-        ms = timed(lambda: made.append(session.call_tool("memory_write", args)["record_id"]))
+    made: list[str] = []
+    texts = synthetic_texts(forgets * 2 + 5, seed=4242)  # distinct texts: a near-duplicate would only reinforce
+
+    def forget(record_id: str) -> None:
+        result = session.call_tool("memory_forget", {"record_id": record_id, "reason": "bench"})
+        assert result["ok"], result
+
+    for i, (_, text, _) in enumerate(texts):
+        ms = timed(lambda: made.append(session.call_tool("memory_write", {"type": "episodic", "content": f"{text} (bench {i})"})["record_id"]))
         if i >= 5:
             write_ms.append(ms)
+    made = list(dict.fromkeys(made))
     for record_id in made[5:5 + forgets]:
-        forget_ms.append(timed(lambda: session.call_tool("memory_forget", {"record_id": record_id, "reason": "bench"})))
+        forget_ms.append(timed(lambda: forget(record_id)))
     for record_id in made[5 + forgets:5 + forgets + max(3, forgets // 3)]:
         reader = subprocess.Popen([sys.executable, "-c", READER, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         reader.stdout.readline()
-        reader_ms.append(timed(lambda: session.call_tool("memory_forget", {"record_id": record_id, "reason": "bench"})))
+        reader_ms.append(timed(lambda: forget(record_id)))
         released = time.perf_counter()
         reader.stdin.write("\n")
         reader.stdin.flush()
@@ -124,7 +130,7 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     load_before = loadavg()
     runs = [run(size, args.forgets) for size in args.sizes]
-    opens = concurrent_opens(args.open_rounds, OUT)
+    opens = concurrent_opens(args.open_rounds, OUT) if args.open_rounds else {"opens": 0, "succeeded": 0, "failed": 0, "errors": []}
     data = {"machine": machine(), "loadavg_before": load_before, "loadavg_after": loadavg(), "runs": runs, "concurrent_opens": opens}
     rows = []
     for r in runs:

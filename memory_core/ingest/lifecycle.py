@@ -12,7 +12,7 @@ from typing import Any
 
 from ..clock import Clock, format_ts, parse_ts
 from ..errors import ConflictError, InvalidInputError, NotFoundError
-from ..inputs import parse_input_ts
+from ..inputs import check_text, parse_input_ts
 from ..settings import HousekeepingSettings, WriteSettings
 from ..store.db import Store, dumps, loads
 from ..store.records import LIVE_STATUSES, Record, fetch_record, fts_sync, update_record
@@ -90,6 +90,7 @@ class Lifecycle:
         """
         if not reason or not reason.strip():
             raise InvalidInputError("forgetting a record needs a reason", field="reason")
+        check_text(reason, "reason")
         now = self._now()
         with self.store.transaction() as conn:
             record = fetch_record(conn, record_id)
