@@ -219,7 +219,7 @@ def _entity_scopes(conn: sqlite3.Connection, report: DoctorReport) -> None:
     ).fetchone()[0]
     report.add("entity link scopes", "warn" if cross else "ok",
                f"{cross} link(s) from a record to an entity of another scope (made before the scope rule; hidden from "
-               "readers without access, but their aliases are in the record's FTS row)" if cross else
+               "readers without access and kept out of the record's FTS row)" if cross else
                "every record links only to entities of its own scope")
 
 

@@ -32,3 +32,21 @@ def _m0060_event_redaction(conn: sqlite3.Connection) -> None:
         END;
         """,
     )
+
+
+@migration(61, "tombstones hold no attribute or subject; FTS rows name only same-scope entities")
+def _m0061_tombstones_and_fts_scopes(conn: sqlite3.Connection) -> None:
+    # Forgets by older code left a tombstone's attribute, subject and entity links (the attribute
+    # can name what was forgotten, e.g. "therapist_name"). And records linked to entities of
+    # another scope had those entities' aliases in their FTS row; re-sync those rows under the
+    # same-scope rule of fts_text_for.
+    from .records import fts_sync
+
+    conn.execute("UPDATE records SET attribute = NULL, subject = NULL, subject_entity_id = NULL WHERE status = 'deleted'")
+    conn.execute("DELETE FROM record_entities WHERE record_id IN (SELECT id FROM records WHERE status = 'deleted')")
+    crossed = conn.execute(
+        "SELECT DISTINCT r.seq FROM records r JOIN record_entities re ON re.record_id = r.id JOIN entities e ON e.id = re.entity_id "
+        "WHERE r.status != 'deleted' AND (e.scope_kind != r.scope_kind OR e.scope_id != r.scope_id)"
+    ).fetchall()
+    for row in crossed:
+        fts_sync(conn, row[0])

@@ -212,14 +212,18 @@ def blob_to_vector(blob: bytes) -> np.ndarray:
 def fts_text_for(conn: sqlite3.Connection, record_seq: int) -> tuple[str, str, str] | None:
     """(content, subject text, alias text) for a record, as the FTS index should hold them."""
     row = conn.execute(
-        "SELECT id, content, attribute, subject_entity_id, status FROM records WHERE seq = ?", (record_seq,)
+        "SELECT id, content, attribute, subject_entity_id, status, scope_kind, scope_id FROM records WHERE seq = ?", (record_seq,)
     ).fetchone()
     if row is None or row["status"] == "deleted":
         return None
+    # Only names of entities in the record's own scope: a link made across scopes (before the
+    # write path stopped making them) must not let a reader of the record match the words of an
+    # entity they may not read.
     subject_words = []
     if row["subject_entity_id"]:
         name = conn.execute(
-            "SELECT canonical_name FROM entities WHERE id = ?", (row["subject_entity_id"],)
+            "SELECT canonical_name FROM entities WHERE id = ? AND scope_kind = ? AND scope_id = ?",
+            (row["subject_entity_id"], row["scope_kind"], row["scope_id"]),
         ).fetchone()
         if name:
             subject_words.append(name[0])
@@ -227,8 +231,8 @@ def fts_text_for(conn: sqlite3.Connection, record_seq: int) -> tuple[str, str, s
         subject_words.append(row["attribute"].replace("_", " "))
     aliases = conn.execute(
         "SELECT DISTINCT a.alias FROM record_entities re JOIN entity_aliases a ON a.entity_id = re.entity_id "
-        "WHERE re.record_id = ? ORDER BY a.alias",
-        (row["id"],),
+        "JOIN entities e ON e.id = re.entity_id WHERE re.record_id = ? AND e.scope_kind = ? AND e.scope_id = ? ORDER BY a.alias",
+        (row["id"], row["scope_kind"], row["scope_id"]),
     ).fetchall()
     return row["content"], " ".join(subject_words), " ".join(a[0] for a in aliases)
 

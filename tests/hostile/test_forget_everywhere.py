@@ -105,3 +105,29 @@ def test_a_forgotten_summary_does_not_take_other_turns_with_it(service):
     turns = service.transcript(session_id)
     assert turns[0]["content"] == "Please help me plan the garden beds this spring."
     assert "Estrela" not in turns[2]["content"] and "[forgotten]" in turns[2]["content"]
+
+
+def test_migration_61_empties_tombstones_left_by_older_forgets(tmp_path):
+    import sqlite3
+
+    from memory_core.store.db import Store
+    from memory_core.store.migrations import MIGRATIONS
+
+    path = tmp_path / "old.sqlite"
+    store = Store.open(path, "2026-03-05T10:00:00.000000Z")
+    store.close()
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("INSERT INTO entities (id, kind, canonical_name, scope_kind, scope_id, created_at, created_by) "
+                 "VALUES ('ent_1', 'person', 'Dr Varga', 'user', 'alice', 'x', 't')")
+    conn.execute("INSERT INTO records (id, type, lineage_id, content, subject_entity_id, attribute, subject, scope_kind, scope_id, "
+                 "source_kind, created_at, updated_at, confidence, status) VALUES ('mem_1', 'semantic', 'mem_1', '', 'ent_1', "
+                 "'therapist_name', 'ent_1:therapist_name', 'user', 'alice', 'agent_inference', 'x', 'x', 0.5, 'deleted')")
+    conn.execute("INSERT INTO record_entities VALUES ('mem_1', 'ent_1', 'subject')")
+    conn.execute("DELETE FROM schema_migrations WHERE number = 61")  # as if written before migration 61
+    conn.close()
+    store = Store.open(path, "2026-03-05T10:00:00.000000Z")
+    row = store.query_one("SELECT attribute, subject, subject_entity_id FROM records WHERE id = 'mem_1'")
+    assert tuple(row) == (None, None, None)
+    assert store.scalar("SELECT COUNT(*) FROM record_entities") == 0
+    assert 61 in MIGRATIONS and store.scalar("SELECT COUNT(*) FROM schema_migrations WHERE number = 61") == 1
+    store.close()
