@@ -210,6 +210,10 @@ def _erasure(conn: sqlite3.Connection, report: DoctorReport) -> None:
     ).fetchone()[0]
     report.add("forgotten records", "fail" if leftovers else "ok",
                f"{leftovers} deleted record(s) still hold text or a vector" if leftovers else "every tombstone is empty")
+    pending = conn.execute("SELECT value FROM store_meta WHERE key = 'erase_pending'").fetchone()
+    if pending and pending[0] == "1":
+        report.add("wal erasure", "warn", "a forget's WAL truncation is still waiting for a reader to finish; old page "
+                   "images may hold forgotten text until then (the worker retries)")
 
 
 def _entity_scopes(conn: sqlite3.Connection, report: DoctorReport) -> None:
