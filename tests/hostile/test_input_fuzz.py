@@ -215,3 +215,17 @@ def test_trailing_newline_ids_are_refused_everywhere(service):
     with pytest.raises(InvalidInputError):
         service.grant("assistant", "user:alice\n", actor="t")
     assert service.grants() == []
+
+
+@hsettings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@given(field=st.sampled_from(WRITE_FIELDS), value=date_texts())
+def test_the_store_reopens_after_every_accepted_date(tmp_path_factory, field, value):
+    path = tmp_path_factory.mktemp("reopen") / "memory.sqlite"
+    service = MemoryService.open(path, load_settings(), clock=FixedClock("2026-03-05T10:00:00Z"), embedder=HashingEmbedder())
+    service.grant("assistant", "user:alice", read=True, write=True, actor="test")
+    session = service.start_session(agent_id="assistant", user_id="alice")
+    session.call_tool("memory_write", {"type": "semantic", "content": "The user owns a green bicycle.", "attribute": "bike"})
+    result = session.call_tool("memory_write", {"type": "episodic", "content": "The user went sailing.", field: value})
+    assert result["ok"] or result["error"]["code"] == "invalid_input", result
+    service.close()
+    _assert_reopens_and_works(path)
