@@ -215,8 +215,11 @@ def plan_erasure(conn: sqlite3.Connection, record: Record) -> ErasurePlan:
     # Search-log rows whose query repeats the text (extraction's own lookups use the candidate's
     # words), or whose results included these records (their explanations name linked entities).
     # The large trace column is not scanned: those two conditions select the rows that matter.
+    # Entity names are left out of the query match: another principal who typed the same name
+    # searched for their own reasons, and their log row is not part of this memory.
+    text_needles = [n for n in log_needles if n not in names]
     plan.search_log = [r["id"] for r in _like_rows(
-        conn, "SELECT id, raw_query, rewritten_query FROM search_log", ["raw_query", "rewritten_query"], log_needles)]
+        conn, "SELECT id, raw_query, rewritten_query FROM search_log", ["raw_query", "rewritten_query"], text_needles)]
     known_searches = set(plan.search_log)
     for record_id in ids:
         for row in conn.execute("SELECT id FROM search_log WHERE result_ids LIKE ?", (f'%"{record_id}"%',)):
@@ -305,6 +308,8 @@ def apply_erasure(conn: sqlite3.Connection, plan: ErasurePlan, *, now: str) -> N
         # deleted); only the strings that repeat the text and the forgotten records' entity
         # links go.
         needles = [*log_needles, *(q for q in (row["raw_query"], row["rewritten_query"]) if q and _contains_any(q, log_needles))]
+        # (Rows selected because they returned the record: their principals could read it, so
+        # every trace string naming its text or its removed entities goes.)
         conn.execute(
             "UPDATE search_log SET raw_query = ?, rewritten_query = ?, request = ?, trace = ? WHERE id = ?",
             (MARKER if _contains_any(row["raw_query"], log_needles) else row["raw_query"],

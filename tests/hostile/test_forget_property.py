@@ -45,7 +45,8 @@ def test_no_byte_of_a_forgotten_memory_survives(marker, shout, search_first):
                 "about": marker, "about_kind": "other", "tags": [marker[:20]]})
             assert made["ok"], made
             if search_first:
-                session.call_tool("memory_search", {"query": f"locker password {marker}"})
+                # as extraction looks related records up: with the memory's own words
+                session.call_tool("memory_search", {"query": f"The user's locker password is {marker}."})
             done = session.call_tool("memory_forget", {"record_id": made["record_id"], "reason": "asked"})
             assert done["ok"], done
             data = file_bytes(path)
