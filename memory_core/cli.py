@@ -132,7 +132,7 @@ def cmd_restore(args) -> int:
 
 def cmd_doctor(args) -> int:
     from memory_core import load_settings
-    from memory_core.doctor import run_doctor
+    from memory_core.store.doctor import run_doctor
 
     store = _open_store(args)
     try:
@@ -145,10 +145,15 @@ def cmd_doctor(args) -> int:
 
 
 def cmd_prune_logs(args) -> int:
-    from memory_core.retention import prune_logs
+    from memory_core import load_settings
+    from memory_core.clock import SystemClock
+    from memory_core.store.retention import prune_logs
 
-    with _open(args) as service:
-        report = prune_logs(service, actor=args.actor)
+    store = _open_store(args)
+    try:
+        report = prune_logs(store, load_settings().housekeeping, SystemClock().now(), actor=args.actor)
+    finally:
+        store.close()
     print(json.dumps(report.to_dict()))
     return 0
 

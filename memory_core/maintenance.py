@@ -1,5 +1,5 @@
 """Time-driven passes run by the worker: due-review flags (path C), provisional expiry, and
-(at most every ``housekeeping.prune_interval_s``) the log retention pass of :mod:`memory_core.retention`.
+(at most every ``housekeeping.prune_interval_s``) the log retention pass of :mod:`memory_core.store.retention`.
 
 Both are single UPDATE ... RETURNING statements inside a write transaction, so the selection and
 the change are one atomic step: two workers running the same pass at the same moment flag or
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .clock import format_ts
-from .retention import prune_if_due
+from .store.retention import prune_if_due
 
 
 @dataclass
@@ -103,6 +103,6 @@ def run_maintenance(service, *, actor: str = "maintenance") -> MaintenanceReport
     report = MaintenanceReport(at=format_ts(service.clock.now()))
     report.expired = expire_provisional(service, actor=actor)
     report.review_flagged = flag_due_reviews(service, actor=actor)
-    pruned = prune_if_due(service, actor=actor)
+    pruned = prune_if_due(service.store, service.settings.housekeeping, service.clock.now(), actor=actor)
     report.pruned = pruned.deleted if pruned is not None else {}
     return report

@@ -384,7 +384,7 @@ class MemoryService:
 
         return service_frame(self)
 
-    # -- backups, snapshots and health (memory_core.store.backup, memory_core.doctor) -----------
+    # -- backups, snapshots and health (memory_core.store.backup, memory_core.store.doctor) -----------
 
     def snapshot(self, path: str | Path, *, overwrite: bool = False) -> dict:
         """A consistent copy of the store at ``path`` (online; agents may keep writing)."""
@@ -403,7 +403,7 @@ class MemoryService:
 
     def doctor(self) -> "DoctorReport":
         """Integrity, FTS, vector-feed and orphan checks plus log sizes (see ``agent-memory doctor``)."""
-        from .doctor import run_doctor
+        from .store.doctor import run_doctor
 
         return run_doctor(self.store, self.settings, dim=self.embedder.dim)
 

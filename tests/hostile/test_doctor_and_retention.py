@@ -6,9 +6,9 @@ import json
 
 from memory_core import FixedClock, MemoryService, load_settings
 from memory_core.cli import main
-from memory_core.doctor import run_doctor
+from memory_core.store.doctor import run_doctor
 from memory_core.extract.worker import run_once
-from memory_core.retention import prune_logs
+from memory_core.store.retention import prune_logs
 from tests.fakes import HashingEmbedder
 
 
@@ -69,14 +69,14 @@ def test_retention_prunes_by_age_and_size_and_the_worker_runs_it(tmp_path):
     for i in range(40):
         session.call_tool("memory_search", {"query": f"new question {i} about tea"})
     writes_before = service.store.scalar("SELECT COUNT(*) FROM write_log")
-    report = prune_logs(service)
+    report = prune_logs(service.store, service.settings.housekeeping, service.clock.now())
     assert report.deleted["search_log (age)"] == 30
     assert service.store.scalar("SELECT COUNT(*) FROM search_log") == 40
     assert service.store.scalar("SELECT COUNT(*) FROM write_log") == writes_before  # younger than a year
     # Size: keep the newest rows under a limit of roughly ten rows' worth.
     row_bytes = service.store.scalar("SELECT MAX(length(trace) + length(request)) FROM search_log")
     service.settings.housekeeping.search_log_max_mb = row_bytes * 10 / 1_000_000
-    report = prune_logs(service)
+    report = prune_logs(service.store, service.settings.housekeeping, service.clock.now())
     left = service.store.scalar("SELECT COUNT(*) FROM search_log")
     assert 5 <= left <= 10 and report.deleted["search_log (size)"] == 40 - left
     newest = service.store.scalar("SELECT raw_query FROM search_log ORDER BY seq DESC LIMIT 1")

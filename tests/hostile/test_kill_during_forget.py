@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from memory_core import FixedClock, MemoryService, load_settings
-from memory_core.doctor import run_doctor
+from memory_core.store.doctor import run_doctor
 from tests.fakes import HashingEmbedder
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .store.db import Store
-from .store.migrations import MIGRATIONS, applied_migrations
+from .db import Store
+from .migrations import MIGRATIONS, applied_migrations
 
 LOG_TABLES = {
     "search_log": ("raw_query", "rewritten_query", "request", "scopes", "trace", "result_ids", "stages"),

@@ -11,10 +11,10 @@ only shrinks with ``VACUUM`` (or a backup, which copies live pages only).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
-from .clock import format_ts, parse_ts
+from ..clock import format_ts, parse_ts
 
 SEARCH_ROW_BYTES = ("COALESCE(length(raw_query),0) + COALESCE(length(rewritten_query),0) + COALESCE(length(request),0) + "
                     "COALESCE(length(scopes),0) + COALESCE(length(trace),0) + COALESCE(length(result_ids),0) + "
@@ -68,45 +68,41 @@ def _trim_search_log(store, max_bytes: int, batch: int) -> int:
     return deleted
 
 
-def prune_logs(service, *, actor: str = "maintenance") -> PruneReport:
+def prune_logs(store, settings, now: datetime, *, actor: str = "maintenance") -> PruneReport:
     """Apply the ``housekeeping`` retention settings to the search and write logs; returns what went."""
-    settings = service.settings.housekeeping
-    now = service.clock.now()
     report = PruneReport(at=format_ts(now))
     batch = settings.prune_batch_rows
     if settings.search_log_max_age_days is not None:
         cutoff = format_ts(now - timedelta(days=settings.search_log_max_age_days))
-        report.deleted["search_log (age)"] = _delete_older(service.store, "search_log", cutoff, batch)
+        report.deleted["search_log (age)"] = _delete_older(store, "search_log", cutoff, batch)
     if settings.search_log_max_mb is not None:
-        report.deleted["search_log (size)"] = _trim_search_log(service.store, int(settings.search_log_max_mb * 1_000_000), batch)
+        report.deleted["search_log (size)"] = _trim_search_log(store, int(settings.search_log_max_mb * 1_000_000), batch)
     if settings.write_log_max_age_days is not None:
         cutoff = format_ts(now - timedelta(days=settings.write_log_max_age_days))
-        report.deleted["write_log (age)"] = _delete_older(service.store, "write_log", cutoff, batch)
+        report.deleted["write_log (age)"] = _delete_older(store, "write_log", cutoff, batch)
     if report.total:
-        with service.store.transaction() as conn:
-            service.store.append_event(conn, at=report.at, kind="logs.pruned", actor=actor,
-                                       reason="log retention settings", payload=report.deleted)
-    service.store.set_meta("logs_pruned_at", report.at)
+        with store.transaction() as conn:
+            store.append_event(conn, at=report.at, kind="logs.pruned", actor=actor,
+                               reason="log retention settings", payload=report.deleted)
+    store.set_meta("logs_pruned_at", report.at)
     return report
 
 
-def prune_if_due(service, *, actor: str = "maintenance") -> PruneReport | None:
+def prune_if_due(store, settings, now: datetime, *, actor: str = "maintenance") -> PruneReport | None:
     """Run :func:`prune_logs` when ``housekeeping.prune_interval_s`` has passed since the last pass.
 
     Also finishes any forget whose WAL truncation a reader blocked (in any process): the
     flag is in the store, so the worker completes the erasure even if the forgetting process
     has gone.
     """
-    store = service.store
     if store.erase_pending or store.get_meta("erase_pending") == "1":
         store.try_truncate_wal()
     last = store.get_meta("logs_pruned_at")
-    now = service.clock.now()
     if last is not None:
         try:
-            due = (now - parse_ts(last)).total_seconds() >= service.settings.housekeeping.prune_interval_s
+            due = (now - parse_ts(last)).total_seconds() >= settings.prune_interval_s
         except ValueError:
             due = True
         if not due:
             return None
-    return prune_logs(service, actor=actor)
+    return prune_logs(store, settings, now, actor=actor)
