@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from .. import charts
-from .extraction import latest_stages
+from ..store import overview
+from .run_display import latest_stages
 
 SCORE_TITLE = "Per-generator score (cosine, BM25)"  # the search explorer's title for the score chart
 
@@ -42,16 +43,12 @@ def composition_figure(service):
 
 def records_over_time_figure(service):
     """Records created per day by type (the overview page's chart)."""
-    from admin_ui import queries
-
-    return charts.records_over_time_figure(queries.records_over_time(service))
+    return charts.records_over_time_figure(overview.records_over_time(service.store))
 
 
 def search_latency_figure(service):
     """Histogram of logged search latencies with p50 / p95 (the overview page's chart)."""
-    from admin_ui import queries
-
-    return charts.latency_histogram_figure(queries.search_latencies(service))
+    return charts.latency_histogram_figure(overview.search_latencies(service.store))
 
 
 def extraction_stages_figure(detail):

@@ -17,9 +17,43 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ..clock import Clock
+from ..embed.base import Embedder
+from ..index.vector_index import VectorIndex
 from ..policy.grants import ScopeAccess
 from ..settings import RetrievalSettings
-from .model import Candidate, ResponseExplanation, SearchRequest, StageTrace
+from ..store.db import Store
+from .search_types import Candidate, ResponseExplanation, SearchRequest, StageTrace
+from .rewrite import QueryRewriter
+
+
+class PassageScorer(Protocol):
+    """A reranker: one relevance score per passage for the query."""
+
+    def score(self, query: str, passages: list[str]) -> list[float]: ...
+
+
+class SearchServices(Protocol):
+    """What the stages may use (the :class:`~memory_core.retrieve.retriever.Retriever` provides it).
+
+    Stages get exactly this, never the service: the store, the vector index and embedder, access
+    resolution, the rewriter and reranker, and the corpus statistics the lexical stage needs.
+    """
+
+    store: Store
+    index: VectorIndex
+    embedder: Embedder
+    clock: Clock
+
+    def access(self, agent_id: str, user_id: str) -> ScopeAccess: ...
+
+    def rewriter(self, settings: RetrievalSettings) -> QueryRewriter: ...
+
+    def reranker(self, settings: RetrievalSettings) -> PassageScorer: ...
+
+    def document_count(self) -> int: ...
+
+    def term_document_counts(self, terms: list[str]) -> dict[str, int]: ...
 
 
 class Stage(Protocol):
@@ -36,7 +70,7 @@ class SearchContext:
 
     request: SearchRequest
     settings: RetrievalSettings
-    deps: Any  # the Retriever: store, index, embedder, clock, llm, rewriter and reranker
+    deps: SearchServices
     search_id: str
     now: datetime
     at: str
