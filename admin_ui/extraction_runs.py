@@ -17,7 +17,7 @@ from memory_core.store.paging import Where
 
 from .actions import require
 from .auth import Identity
-from .pagination import Page, page_bounds
+from .pagination import Page, page_bounds, query_page
 
 ROLES = ("user", "assistant", "tool", "system")
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from memory_core.store.db import loads
 from memory_core.store.paging import Where, like_pattern

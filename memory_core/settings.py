@@ -8,7 +8,6 @@ mirrored in ``docs/settings.md`` (a test keeps the two in step).
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr

@@ -15,7 +15,6 @@ the passing candidates, then to the higher floors.
 
 from __future__ import annotations
 
-import json
 import math
 import random
 from dataclasses import dataclass
