@@ -105,14 +105,16 @@ def run_tree(tree: Path, store: Path, searches: int, writes: int) -> dict:
         env = {**os.environ, "PYTHONPATH": str(tree), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
         env = {k: v for k, v in env.items() if not k.startswith("MEMORY_")}
         done = subprocess.run([sys.executable, str(Path(__file__)), "--probe", str(copy), str(searches), str(writes), str(queries)],
-                              capture_output=True, text=True, env=env, cwd=tmp, check=True)
+                              capture_output=True, text=True, env=env, cwd=tmp)
+    if done.returncode != 0:
+        raise RuntimeError(f"probe of {tree} failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tree-a", required=True, help="reference source tree (e.g. a checkout of main)")
-    parser.add_argument("--tree-b", required=True, help="source tree to compare")
+    parser.add_argument("--tree-a", help="reference source tree (e.g. a checkout of main)")
+    parser.add_argument("--tree-b", help="source tree to compare")
     parser.add_argument("--size", type=int, default=1000)
     parser.add_argument("--searches", type=int, default=200)
     parser.add_argument("--writes", type=int, default=60)
@@ -122,6 +124,8 @@ def main() -> None:
     if args.probe:
         probe(args.probe[0], int(args.probe[1]), int(args.probe[2]), args.probe[3])
         return
+    if not (args.tree_a and args.tree_b):
+        parser.error("--tree-a and --tree-b are required")
     trees = {"A": Path(args.tree_a).resolve(), "B": Path(args.tree_b).resolve()}
     store = ensure_store(args.size)
     load_before = _load()

@@ -151,25 +151,36 @@ class Pipeline:
         return [s.name for s in self.stages]
 
     def run(self, ctx: SearchContext) -> SearchContext:
+        """Run every stage in order (see :meth:`step`)."""
         for stage in self.stages:
-            trace = StageTrace(stage.name)
-            ctx.stages.append(trace)
-            if ctx.halted and not getattr(stage, "always", False):
-                trace.status = "skipped"
-                trace.notes.append(f"skipped: the search already ended empty ({ctx.empty_reason})")
-                continue
-            ctx._current = trace
-            before = {c.record_id for c in ctx.ranking}
-            dropped_before = len(ctx.dropped)
-            began = time.perf_counter()
-            try:
-                ctx = stage.run(ctx)
-            finally:
-                trace.ms = round((time.perf_counter() - began) * 1000.0, 3)
-                ctx._current = None
-            after = {c.record_id for c in ctx.ranking}
-            explained = {c.record_id for c in ctx.dropped[dropped_before:]}
-            unexplained = before - after - explained
-            if unexplained:
-                raise AssertionError(f"stage {stage.name} dropped {sorted(unexplained)} without a reason")
+            ctx = self.step(stage, ctx)
+        return ctx
+
+    @staticmethod
+    def step(stage: Stage, ctx: SearchContext) -> SearchContext:
+        """Run one stage under the wrapper: trace, timing, skip-after-halt and the drop check.
+
+        Also how a single stage is run alone (a test, a notebook): build the context with
+        ``Retriever.context`` and step through any stages, in any order.
+        """
+        trace = StageTrace(stage.name)
+        ctx.stages.append(trace)
+        if ctx.halted and not getattr(stage, "always", False):
+            trace.status = "skipped"
+            trace.notes.append(f"skipped: the search already ended empty ({ctx.empty_reason})")
+            return ctx
+        ctx._current = trace
+        before = {c.record_id for c in ctx.ranking}
+        dropped_before = len(ctx.dropped)
+        began = time.perf_counter()
+        try:
+            ctx = stage.run(ctx)
+        finally:
+            trace.ms = round((time.perf_counter() - began) * 1000.0, 3)
+            ctx._current = None
+        after = {c.record_id for c in ctx.ranking}
+        explained = {c.record_id for c in ctx.dropped[dropped_before:]}
+        unexplained = before - after - explained
+        if unexplained:
+            raise AssertionError(f"stage {stage.name} dropped {sorted(unexplained)} without a reason")
         return ctx

@@ -70,7 +70,7 @@ class Retriever:
         self.pipeline = build_pipeline(stages)
         self._llm = llm
         self._reranker = reranker
-        self._reranker_key: tuple | None = None
+        self._reranker_key: tuple | None = ("injected",) if reranker is not None else None
         self._reranker_lock = threading.Lock()
         self._stats_lock = threading.Lock()
         self._doc_count: int | None = None
@@ -171,11 +171,15 @@ class Retriever:
         )
         return self.run(request, settings=settings)
 
+    def context(self, request: SearchRequest, *, settings: RetrievalSettings | None = None) -> SearchContext:
+        """A fresh context for ``request`` (what :meth:`run` starts from; also for running stages alone)."""
+        now = self.clock.now()
+        return SearchContext(request=request, settings=settings or self.settings, deps=self, search_id=new_id("srch"),
+                             now=now, at=format_ts(now))
+
     def run(self, request: SearchRequest, *, settings: RetrievalSettings | None = None) -> SearchResponse:
         """Run the pipeline for an already validated request."""
-        settings = settings or self.settings
-        now = self.clock.now()
-        ctx = SearchContext(request=request, settings=settings, deps=self, search_id=new_id("srch"), now=now, at=format_ts(now))
+        ctx = self.context(request, settings=settings)
         try:
             ctx = self.pipeline.run(ctx)
         except Exception as exc:

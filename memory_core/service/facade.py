@@ -22,8 +22,6 @@ from typing import Any
 from .. import display
 from ..clock import Clock, SystemClock, format_ts, parse_ts
 from ..errors import EmbedderMismatchError, InvalidInputError, NotFoundError, PolicyError
-from ..extract import runs
-from ..extract.deps import ExtractionDeps
 from ..extract.runner import ExtractionRunner
 from ..ids import new_id
 from ..index.reembed import reembed_store
@@ -41,11 +39,12 @@ from ..store import inspection, overview, sessions
 from ..store.db import Store
 from ..store.records import Record
 from .embedders import shared_embedder
+from .extraction_methods import ExtractionMethods
 from .session import Session
 from .tool_surface import ToolSurface, default_tool_surface
 
 
-class MemoryService:
+class MemoryService(ExtractionMethods):
     """A memory store opened for use: SQLite, vector index, embedder, write path, retriever and tools."""
 
     def __init__(self, store: Store, settings: Settings, clock: Clock, embedder, *, llm=None,
@@ -248,6 +247,32 @@ class MemoryService:
         )
         return self.ingestor.write(request, access)
 
+    # -- records: writes and lifecycle (ingest.writer, ingest.lifecycle) -------------------------
+
+    def write(self, request: WriteRequest, access: ScopeAccess) -> WriteOutcome:
+        """Validate and write one record as ``access`` allows (path A; extraction uses it too)."""
+        return self.ingestor.write(request, access)
+
+    def forget(self, record_id: str, **options: Any) -> list[str]:
+        """Tombstone a record and its earlier versions and erase their text (``Lifecycle.forget``)."""
+        return self.lifecycle.forget(record_id, **options)
+
+    def confirm(self, record_id: str, **options: Any) -> Record:
+        """Reinforce a live record, or promote it when a person confirms it (``Lifecycle.confirm``)."""
+        return self.lifecycle.confirm(record_id, **options)
+
+    def clear_review_flag(self, record_id: str, **options: Any) -> Record:
+        """A reviewer's decision that a review-due flag needs no change (``Lifecycle.clear_review_flag``)."""
+        return self.lifecycle.clear_review_flag(record_id, **options)
+
+    def merge_preview(self, source_id: str, target_id: str) -> dict[str, Any]:
+        """What merging one entity into another would change; nothing is written."""
+        return self.lifecycle.merge_preview(source_id, target_id)
+
+    def merge_entities(self, source_id: str, target_id: str, **options: Any) -> dict[str, Any]:
+        """Merge two entities of one scope in one audited transaction (``Lifecycle.merge_entities``)."""
+        return self.lifecycle.merge_entities(source_id, target_id, **options)
+
     # -- search -------------------------------------------------------------------------------
 
     def search(
@@ -325,63 +350,3 @@ class MemoryService:
         """Expire unreinforced provisional records and flag due reviews; returns the ids changed."""
         return run_maintenance(self.store, self.index, self.clock, self.settings.extraction.maintenance_batch_size,
                                actor=actor).to_dict()
-
-    # -- extraction (memory_core.extract) ---------------------------------------------------------
-
-    def extraction_deps(self) -> ExtractionDeps:
-        """The parts an extraction runner works with, taken from this service."""
-        return ExtractionDeps(
-            store=self.store, clock=self.clock, index=self.index, settings=self.settings.extraction, access=self.access,
-            write=lambda request, access: self.ingestor.write(request, access), judge=self.judge, llm=self.llm,
-            search=self.search,
-        )
-
-    @property
-    def extraction(self) -> ExtractionRunner:
-        """The shared extraction runner, built from settings on first use (assignable, e.g. by tests)."""
-        if self._extraction is None:
-            self._extraction = ExtractionRunner(self.extraction_deps())
-        return self._extraction
-
-    @extraction.setter
-    def extraction(self, runner: ExtractionRunner) -> None:
-        self._extraction = runner
-
-    def run_extraction(self, run_id: str | None = None, *, worker_id: str | None = None):
-        """Process extraction run ``run_id`` now, or the oldest due run; a ``RunDetail`` or None."""
-        return self.extraction.run(run_id, worker_id) if run_id else self.extraction.run_next(worker_id)
-
-    def enqueue_extraction(self, session_id: str, *, actor: str, trigger: str = "manual") -> str:
-        """Queue a new extraction run for an ended session; returns the run id."""
-        return runs.enqueue(self.store, self.clock, session_id, trigger=trigger, actor=actor)
-
-    def retry_extraction(self, run_id: str, *, actor: str, run_now: bool = False, worker_id: str | None = None):
-        """Requeue a failed or backing-off run (one extra attempt if its attempts are spent)."""
-        runs.request_retry(self.store, self.clock, run_id, actor=actor, max_attempts=self.settings.extraction.max_attempts)
-        if run_now:
-            return self.extraction.run(run_id, worker_id)
-        return runs.get_run(self.store, run_id)
-
-    def extraction_runs(self, *, status: str | None = None, session_id: str | None = None, limit: int = 50, offset: int = 0) -> list[dict]:
-        """Extraction runs, newest first, with candidate and write counts of their latest attempt."""
-        return runs.list_runs(self.store, status=status, session_id=session_id, limit=limit, offset=offset)
-
-    def extraction_run(self, run_id: str, attempt: int | None = None):
-        """One run end to end (``RunDetail``): attempts, stage timings, candidates with verdicts and outcomes."""
-        return runs.get_run(self.store, run_id, attempt)
-
-    def extract_transcript(self, *, agent_id: str, user_id: str, turns: list[dict], project_id: str | None = None,
-                           session_id: str | None = None, actor: str = "admin", run_now: bool = True):
-        """Create a session from uploaded turns ({role, content, at?}), end it and run extraction."""
-        if not isinstance(turns, list) or not turns:
-            raise InvalidInputError("an uploaded transcript needs at least one turn", field="turns")
-        for i, turn in enumerate(turns):
-            if not isinstance(turn, dict) or not isinstance(turn.get("role"), str) or not isinstance(turn.get("content"), str):
-                raise InvalidInputError(f"turn {i} needs a 'role' and a 'content' string", field="turns")
-        session = self.start_session(agent_id=agent_id, user_id=user_id, project_id=project_id, session_id=session_id)
-        for turn in turns:
-            session.record_turn(turn["role"], turn["content"], at=turn.get("at"))
-        run_id = session.end(trigger="upload", enqueue_actor=actor, always_enqueue=True)
-        if run_now:
-            return self.extraction.run(run_id)
-        return runs.get_run(self.store, run_id)
