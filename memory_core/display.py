@@ -24,7 +24,7 @@ BACKEND = "memory_core.notebook.displays"
 _html_renderers: dict[type, Callable[[Any], str]] = {}
 _frame_builders: dict[type, Callable[[Any], Any]] = {}
 _views: dict[str, Callable[..., Any]] = {}
-_lock = threading.Lock()
+_lock = threading.RLock()
 _backend_state = {"loaded": False}
 
 
@@ -42,14 +42,16 @@ def register_view(name: str, factory: Callable[..., Any]) -> None:
 
 
 def _load_backend() -> None:
+    # Held across the import so a concurrent first display waits for the registrations.
     with _lock:
         if _backend_state["loaded"]:
             return
-        _backend_state["loaded"] = True
-    try:
-        importlib.import_module(BACKEND)
-    except Exception as exc:  # a display must never raise: warn and fall back to text
-        warnings.warn(f"notebook displays are unavailable ({type(exc).__name__}: {exc})", RuntimeWarning, stacklevel=3)
+        try:
+            importlib.import_module(BACKEND)
+        except Exception as exc:  # a display must never raise: warn and fall back to text
+            warnings.warn(f"notebook displays are unavailable ({type(exc).__name__}: {exc})", RuntimeWarning, stacklevel=3)
+        finally:
+            _backend_state["loaded"] = True
 
 
 def _lookup(table: dict[type, Callable], obj: Any) -> Callable | None:

@@ -4,8 +4,9 @@ The objects people look at display themselves (``_repr_html_``) and convert to p
 (``to_dataframe()``): ``MemoryService`` (store summary), ``SearchResponse``, ``SearchResult``,
 ``ResultExplanation``, ``SearchTrace``, ``StageTrace``, ``Record``, ``RunDetail`` and
 :class:`RecordView` (``service.show_record(id)``: a record with its lineage). Their methods
-ask :mod:`memory_core.display`, where :mod:`.displays` registers the renderers of this package; every renderer goes through :func:`safe_html`, so a
-display that fails warns and shows plain text, and every piece of data is HTML-escaped.
+ask :mod:`memory_core.display`, where :mod:`.displays` registers the renderers of this package
+(the data classes never import it). Every renderer goes through :func:`safe_html`, so a display
+that fails warns and shows plain text, and every piece of data is HTML-escaped.
 
 - :mod:`.figures`: the admin app's plotly charts from :mod:`memory_core.charts`.
 - :func:`launch_app` / :class:`AdminApp`: the admin app for the current store, inline.

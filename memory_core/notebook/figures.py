@@ -1,8 +1,9 @@
 """The admin app's plotly charts for notebook objects.
 
 Every figure comes from :mod:`memory_core.charts`, called on the same data the admin app passes
-(``admin_ui.search`` reads generator rows from the trace; the overview reads ``service.stats()``
-and the log queries in ``admin_ui.queries``), so a chart looks the same in both places. Add a
+(generator rows from the trace; ``service.stats()``; the overview series of
+:mod:`memory_core.store.overview`, which ``admin_ui.queries`` also uses), so a chart looks the
+same in both places. Add a
 new chart to ``memory_core.charts`` first, then expose it here.
 """
 

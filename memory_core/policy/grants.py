@@ -120,6 +120,12 @@ def check_grantable(scope: Scope) -> Decision:
     return Decision(True, f"{scope.kind} scopes are granted explicitly")
 
 
+def access_of(store: Store, agent_id: str, user_id: str) -> ScopeAccess:
+    """:func:`resolve_access` on the store's connection, under its lock."""
+    with store.lock:
+        return resolve_access(store.conn, agent_id, user_id)
+
+
 # -- changing grants (the grant table's only writer) ----------------------------------------------
 
 

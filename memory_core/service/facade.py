@@ -31,7 +31,7 @@ from ..ingest.lifecycle import Lifecycle
 from ..ingest.writer import Ingestor, WriteOutcome, WriteRequest
 from ..llm.anthropic_client import build_llm
 from ..maintenance import run_maintenance
-from ..policy.grants import ScopeAccess, check_grantable, delete_grant, list_grants, resolve_access, save_grant
+from ..policy.grants import ScopeAccess, access_of, check_grantable, delete_grant, list_grants, save_grant
 from ..policy.scopes import Scope, parse_scope, private_scope, validate_id
 from ..retrieve.retriever import Retriever
 from ..settings import Settings, load_settings
@@ -156,8 +156,7 @@ class MemoryService(ExtractionMethods):
         """Readable and writable scopes of a principal, each with its reason."""
         validate_id(agent_id, "agent_id")
         validate_id(user_id, "user_id")
-        with self.store.lock:
-            return resolve_access(self.store.conn, agent_id, user_id)
+        return access_of(self.store, agent_id, user_id)
 
     # -- sessions -----------------------------------------------------------------------------
 

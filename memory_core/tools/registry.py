@@ -12,19 +12,28 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ValidationError
 
 from ..errors import InvalidInputError, MemoryCoreError, UnknownToolError
 from ..settings import Settings
 
-if TYPE_CHECKING:
-    from ..service import Session
-
 log = logging.getLogger(__name__)
 
-Handler = Callable[["Session", Any], dict]
+
+
+class ToolSession(Protocol):
+    """The session a call runs as (a :class:`memory_core.service.Session`). The registry and the
+    schemas are the tools' leaf contract: they import nothing above the foundation, so an adapter
+    can read them without the rest of the library."""
+
+    id: str
+    agent_id: str
+    user_id: str
+
+
+Handler = Callable[[ToolSession, Any], dict]
 Limits = Callable[[Settings], dict[str, dict[str, Any]]]
 
 
@@ -78,7 +87,7 @@ def error_result(exc: MemoryCoreError) -> dict[str, Any]:
     return {"ok": False, "error": exc.to_dict()}
 
 
-def call_tool(session: "Session", name: Any, arguments: Any) -> dict[str, Any]:
+def call_tool(session: ToolSession, name: Any, arguments: Any) -> dict[str, Any]:
     """Run one tool call and always return a JSON-able dict."""
     try:
         if not isinstance(name, str) or name not in TOOLS:
@@ -117,5 +126,5 @@ class RegisteredTools:
     def schemas(self, settings: Settings, write_targets: list[str] | None) -> list[dict]:
         return [tool.schema(write_targets, settings) for tool in TOOLS.values()]
 
-    def call(self, session: "Session", name: Any, arguments: Any) -> dict[str, Any]:
+    def call(self, session: ToolSession, name: Any, arguments: Any) -> dict[str, Any]:
         return call_tool(session, name, arguments)
