@@ -104,6 +104,8 @@ def run_tree(tree: Path, store: Path, searches: int, writes: int) -> dict:
         queries.write_text(json.dumps(search_corpus.queries(60)))
         env = {**os.environ, "PYTHONPATH": str(tree), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
         env = {k: v for k, v in env.items() if not k.startswith("MEMORY_")}
+        # One thread each, as benchmarks/README.md recommends on a small shared machine.
+        env.update({"MEMORY_EMBEDDER__TORCH_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"})
         done = subprocess.run([sys.executable, str(Path(__file__)), "--probe", str(copy), str(searches), str(writes), str(queries)],
                               capture_output=True, text=True, env=env, cwd=tmp)
     if done.returncode != 0:
