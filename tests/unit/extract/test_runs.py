@@ -149,3 +149,25 @@ def test_ending_a_session_enqueues_through_the_one_enqueue_with_its_event(servic
     events = service.store.query("SELECT kind, actor, payload FROM events WHERE kind IN ('session.ended', 'extraction.enqueued') ORDER BY seq")
     assert [(e["kind"], e["actor"]) for e in events] == [("session.ended", "agent:assistant"), ("extraction.enqueued", "agent:assistant")]
     assert json.loads(events[1]["payload"]) == {"run_id": run_id, "session_id": alice.id, "trigger": "session_end"}
+
+
+def test_an_uploaded_transcript_is_queued_once_with_the_uploaders_name(service):
+    service.grant("assistant", "user:alice", read=True, write=True, actor="test")
+    detail = service.extract_transcript(agent_id="assistant", user_id="alice", actor="admin:ops",
+                                        turns=[{"role": "user", "content": "I prefer tea."}], run_now=False)
+    assert detail.run["trigger"] == "upload" and detail.status == "queued"
+    events = service.store.query("SELECT actor, payload FROM events WHERE kind = 'extraction.enqueued'")
+    assert [(e["actor"], json.loads(e["payload"])["trigger"]) for e in events] == [("admin:ops", "upload")]
+    assert service.store.scalar("SELECT COUNT(*) FROM extraction_runs") == 1
+
+
+def test_an_upload_is_queued_even_when_sessions_do_not_queue_extraction(tmp_path, clock):
+    from memory_core.settings import default_settings
+
+    settings = default_settings(extraction={"extract_on_session_end": False})
+    with MemoryService.open(tmp_path / "m.sqlite", settings, clock=clock, embedder=HashingEmbedder()) as service:
+        service.grant("assistant", "user:alice", read=True, write=True, actor="test")
+        assert service.start_session(agent_id="assistant", user_id="alice").end() is None
+        detail = service.extract_transcript(agent_id="assistant", user_id="alice", turns=[{"role": "user", "content": "Hi."}],
+                                            run_now=False)
+        assert detail.run["trigger"] == "upload" and service.store.scalar("SELECT COUNT(*) FROM extraction_runs") == 1
