@@ -28,9 +28,9 @@ from ..policy.rules import normalise_attribute
 from ..store.db import dumps
 from . import runs
 from .base import build_extractor, build_reviewer, describe, load_transcript
+from .candidates import Candidate, ReviewDecision, ReviewItem, SummaryProposal, Transcript
 from .context import related_records
 from .deps import ExtractionDeps
-from .candidates import Candidate, ReviewDecision, ReviewItem, SummaryProposal, Transcript
 from .offline import offline_summary
 from .revision import apply_revision
 from .validator import Validated, Validator, locate_evidence

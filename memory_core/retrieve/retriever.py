@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 import threading
-from datetime import datetime, timedelta
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from typing import Any
 
 from ..clock import Clock, format_ts, parse_ts
@@ -28,12 +28,12 @@ from ..store.records import RECORD_TYPES
 from .explain import ExplainStage
 from .filters import HardFilterStage, RewriteStage, ScopeStage
 from .generators import DenseStage, EntityStage, LexicalStage, QueryEmbeddingStage
-from .search_types import SearchRequest, SearchResponse, SearchResult, SearchTrace
 from .pipeline import PassageScorer, Pipeline, SearchContext, Stage
 from .ranking import BudgetStage, CollapseStage, FreshnessStage, FusionStage, GateStage
 from .rerank import RerankStage, build_reranker
 from .rewrite import QueryRewriter
 from .search_log import LogStage, finish_log_row, load_search, log_failure, logged_request
+from .search_types import SearchRequest, SearchResponse, SearchResult, SearchTrace
 
 _DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 MAX_HINTS = 20
