@@ -14,7 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .clock import format_ts
+from .clock import Clock, format_ts
+from .index.vector_index import VectorIndex
+from .settings import HousekeepingSettings
+from .store.db import Store
 from .store.retention import prune_if_due
 
 
@@ -39,11 +42,9 @@ def _reason(row) -> str:
             "Nothing was changed: confirm, revise or clear the flag with a reason.")
 
 
-def flag_due_reviews(service, *, actor: str = "maintenance", limit: int | None = None) -> list[str]:
+def flag_due_reviews(store: Store, clock: Clock, batch: int, *, actor: str = "maintenance") -> list[str]:
     """Flag live records whose review_at has passed and that are not flagged yet; returns their ids."""
-    store = service.store
-    now = format_ts(service.clock.now())
-    batch = limit or service.settings.extraction.maintenance_batch_size
+    now = format_ts(clock.now())
     flagged: list[str] = []
     while True:
         with store.transaction() as conn:
@@ -71,11 +72,9 @@ def flag_due_reviews(service, *, actor: str = "maintenance", limit: int | None =
             return flagged
 
 
-def expire_provisional(service, *, actor: str = "maintenance", limit: int | None = None) -> list[str]:
+def expire_provisional(store: Store, index: VectorIndex, clock: Clock, batch: int, *, actor: str = "maintenance") -> list[str]:
     """Move provisional records past their expires_at to ``expired``; returns their ids."""
-    store = service.store
-    now = format_ts(service.clock.now())
-    batch = limit or service.settings.extraction.maintenance_batch_size
+    now = format_ts(clock.now())
     expired: list[str] = []
     while True:
         with store.transaction() as conn:
@@ -94,15 +93,18 @@ def expire_provisional(service, *, actor: str = "maintenance", limit: int | None
         if len(rows) < batch:
             break
     if expired:
-        service.index.refresh()
+        index.refresh()
     return expired
 
 
-def run_maintenance(service, *, actor: str = "maintenance") -> MaintenanceReport:
-    """Expiry first (an expired record is not worth a review), then due-review flags."""
-    report = MaintenanceReport(at=format_ts(service.clock.now()))
-    report.expired = expire_provisional(service, actor=actor)
-    report.review_flagged = flag_due_reviews(service, actor=actor)
-    pruned = prune_if_due(service.store, service.settings.housekeeping, service.clock.now(), actor=actor)
-    report.pruned = pruned.deleted if pruned is not None else {}
+def run_maintenance(store: Store, index: VectorIndex, clock: Clock, batch: int, *, actor: str = "maintenance",
+                    housekeeping: HousekeepingSettings | None = None) -> MaintenanceReport:
+    """Expiry first (an expired record is not worth a review), then due-review flags, then (with
+    ``housekeeping``, when its interval has passed) the log retention pass."""
+    report = MaintenanceReport(at=format_ts(clock.now()))
+    report.expired = expire_provisional(store, index, clock, batch, actor=actor)
+    report.review_flagged = flag_due_reviews(store, clock, batch, actor=actor)
+    if housekeeping is not None:
+        pruned = prune_if_due(store, housekeeping, clock.now(), actor=actor)
+        report.pruned = pruned.deleted if pruned is not None else {}
     return report

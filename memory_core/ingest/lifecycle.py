@@ -17,7 +17,7 @@ from ..settings import HousekeepingSettings, WriteSettings
 from ..store.db import Store, dumps, loads
 from ..store.records import LIVE_STATUSES, Record, fetch_record, fts_sync, update_record
 from ..policy.rules import reinforced_confidence
-from .entities import add_alias
+from .entity_resolution import add_alias
 from .erasure import ErasurePlan, apply_erasure, plan_erasure
 
 

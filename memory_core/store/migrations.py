@@ -11,6 +11,7 @@ import sqlite3
 from collections.abc import Callable
 
 from ..errors import MigrationError
+from . import migrations_hardening
 
 Migration = Callable[[sqlite3.Connection], None]
 MIGRATIONS: dict[int, tuple[str, Migration]] = {}
@@ -375,5 +376,7 @@ def _m0020_extraction_jobs(conn: sqlite3.Connection) -> None:
     )
 
 
-# Migrations registered by other modules (each component keeps its numbers in its own file).
-from . import migrations_hardening  # noqa: E402,F401  (60-69)
+# Store hardening (issue 12), kept in their own module to keep this one short.
+migration(60, "event reasons can be redacted when a record is forgotten")(migrations_hardening.allow_event_redaction)
+migration(61, "tombstones hold no attribute or subject; FTS rows name only same-scope entities")(
+    migrations_hardening.empty_tombstones_and_scope_fts)

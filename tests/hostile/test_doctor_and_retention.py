@@ -85,6 +85,6 @@ def test_retention_prunes_by_age_and_size_and_the_worker_runs_it(tmp_path):
     # The worker's loop prunes when the interval has passed.
     service.settings.housekeeping.search_log_max_age_days = 1
     clock.advance(days=2)
-    run_once(service, "w1")
+    run_once(service.extraction, "w1")
     assert service.store.scalar("SELECT COUNT(*) FROM search_log") == 0
     service.close()

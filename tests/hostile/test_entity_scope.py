@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from memory_core.ingest.entities import create_entity
+from memory_core.ingest.entity_resolution import create_entity
 from memory_core.policy.scopes import Scope
 from memory_core.store.records import fts_sync
 
