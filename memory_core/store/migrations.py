@@ -351,3 +351,22 @@ def _m0020_extraction_jobs(conn: sqlite3.Connection) -> None:
         );
         """,
     )
+
+
+@migration(50, "procedural records: name, trigger, steps, pitfalls")
+def _m0050_procedures(conn: sqlite3.Connection) -> None:
+    # One row per procedural record version (the record row holds the description as its
+    # content and embedding; lexical search reads name and trigger from here).
+    _script(
+        conn,
+        """
+        CREATE TABLE procedures (
+            record_id TEXT PRIMARY KEY REFERENCES records(id),
+            name TEXT NOT NULL,
+            trigger TEXT NOT NULL,
+            steps TEXT NOT NULL DEFAULT '[]',
+            pitfalls TEXT NOT NULL DEFAULT '[]'
+        );
+        CREATE INDEX procedures_name ON procedures(name);
+        """,
+    )
