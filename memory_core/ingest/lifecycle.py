@@ -49,8 +49,8 @@ class Lifecycle:
                 raise ConflictError(f"record {record_id} is {record.status}; only live records can be confirmed", status=record.status)
             evidenced = False
             if evidence and session_id:
-                location = locate_quote(conn, session_id, evidence)
-                evidenced = location is not None and location.role in ("user", "tool")
+                # Only the user's or a tool's words count: an agent quoting itself is no evidence.
+                evidenced = bool(locate_quote(conn, session_id, evidence, "user") or locate_quote(conn, session_id, evidence, "tool"))
             observation = Observation(session_id=session_id, agent_id=agent_id, source_kind="agent_inference",
                                       evidenced=evidenced, person=promote)
             apply_reinforcement(conn, self.store, record, observation, now=now_dt, settings=self.settings,

@@ -59,7 +59,8 @@ def same_subject_records(conn, scope: Scope, subject: str | None) -> list[Record
 
 
 def _compare(content: str, record: Record, cosine: float) -> dict:
-    comparison = compare_claims(content, record.content)
+    subject_words = set((record.attribute or "").split("_")) - {""}
+    comparison = compare_claims(content, record.content, subject_words)
     return {"record_id": record.id, "cosine": round(float(cosine), 4), "same": comparison.same,
             "differences": comparison.differences, "added_terms": comparison.added_terms}
 

@@ -77,7 +77,7 @@ NOT_NAMES = frozenset(
 # Words that change no claim ("again", "still") and predicate words that say the same thing in
 # another way. Deliberately small: a pair it does not know counts as a change of wording, and a
 # change of wording on the same subject supersedes (nothing is lost), it does not reinforce.
-FILLER = frozenset("again still now currently really very just also actually anymore today right indeed".split())
+FILLER = frozenset("again still now currently really very just also actually anymore today right indeed number".split())
 _SYNONYM_GROUPS = [
     ("live", "live lives living lived liv reside resides resid based bas located locat home"),
     ("work", "work works working employed employ employer job"),
@@ -92,6 +92,8 @@ _SYNONYM_GROUPS = [
     ("earn", "earn earns salary paid pay pays make makes"),
     ("flight", "flight flights fly flies fli flying"),
     ("timezone", "timezone zone time"),
+    ("expire", "expiry expir expires expire expired expiration"),
+    ("duration", "length last lasts long duration"),
 ]
 SYNONYMS = {word: canonical for canonical, words in _SYNONYM_GROUPS for word in words.split()}
 
@@ -283,8 +285,12 @@ def _dates_match(a: str, b: str) -> bool:
     return all(x == y or "?" in x or "?" in y for x, y in zip(a.split("-"), b.split("-")))
 
 
-def compare_claims(new: str, old: str) -> Comparison:
-    """Same claim when no stated value differs and polarity agrees (see the module docstring)."""
+def compare_claims(new: str, old: str, subject_words: set[str] | frozenset[str] = frozenset()) -> Comparison:
+    """Same claim when no stated value differs and polarity agrees (see the module docstring).
+
+    ``subject_words`` (the words of the shared attribute, e.g. ``passport``, ``expiry``) name what
+    the claim is about, not its value, so dropping or adding them is not a change of wording.
+    """
     differences: list[str] = []
     if polarity(new) != polarity(old):
         differences.append("polarity: one statement affirms what the other negates")
@@ -307,7 +313,8 @@ def compare_claims(new: str, old: str) -> Comparison:
     only_old_names = sorted(n for n in old_names if n not in new_words)
     if only_new_names or only_old_names:
         differences.append(f"name: {', '.join(only_old_names) or '(none)'} -> {', '.join(only_new_names) or '(none)'}")
-    added, removed = term_change(new_rest, old_rest, new_names | old_names)
+    skip = new_names | old_names | {w.casefold() for w in subject_words} | {stem(w.casefold()) for w in subject_words}
+    added, removed = term_change(new_rest, old_rest, skip)
     if added and removed:
         differences.append(f"wording: {', '.join(removed)} -> {', '.join(added)}")
     return Comparison(not differences, differences, sorted(added))
@@ -324,6 +331,8 @@ def content_terms(text: str, skip: set[str] = frozenset()) -> set[str]:
         if word.endswith("n't") or not any(c.isalpha() for c in word):
             continue
         stemmed = stem(word)
+        if stemmed in skip:
+            continue
         out.add(SYNONYMS.get(word, SYNONYMS.get(stemmed, stemmed)))
     return out
 
