@@ -118,7 +118,7 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [
     ("time", re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\s*(?:[ap]\.?m\.?)?(?=\W|$)", re.I)),
     ("time", re.compile(r"\b\d{1,2}\s*[ap]\.?m\.?(?=\W|$)", re.I)),
     ("time", re.compile(r"\b(?:noon|midday|midnight)\b", re.I)),
-    ("identifier", re.compile(r"(?<![\w.])\+?\(?\d{2,4}\)?(?:[\s.-]\(?\d{2,5}\)?){1,4}(?![\w.])")),  # phone-like groups
+    ("identifier", re.compile(r"(?<![\w.])\+?\(?\d{1,4}\)?(?:[\s.-]\(?\d{2,5}\)?){1,4}(?!\w|\.\d)")),  # phone-like groups
     ("amount", re.compile(rf"(?<!\w){_CURRENCY_PREFIX}\s?(?:{_NUM})(?:\s?(?:k|m|bn)\b)?", re.I)),
     ("amount", re.compile(rf"\b(?:{_NUM})\s?(?:{_CURRENCY_WORDS})\b", re.I)),
     ("amount", re.compile(rf"(?<![\w.])(?:{_NUM})\s?(?:{_UNIT_WORDS})(?=\W|$)", re.I)),
