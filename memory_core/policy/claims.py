@@ -260,13 +260,18 @@ def extract_values(text: str) -> list[Value]:
     return _scan(text)[0]
 
 
+def _key(word: str) -> str:
+    """How a word is compared: apostrophes unified, edge punctuation dropped, case-folded, no 's."""
+    return word.replace("’", "'").strip("'-").casefold().removesuffix("'s")
+
+
 def names(text: str) -> set[str]:
     """Capitalised words that are not sentence framing, case-folded."""
     found = set()
     for word in _WORD.findall(text):
-        clean = word.strip("'’-").replace("’", "'")
-        if clean[:1].isupper() and clean.casefold() not in NOT_NAMES and clean.casefold().removesuffix("'s") not in NOT_NAMES:
-            found.add(clean.casefold().removesuffix("'s"))
+        clean = word.replace("’", "'").strip("'-")
+        if clean[:1].isupper() and _key(clean) not in NOT_NAMES:
+            found.add(_key(clean))
     return found
 
 
@@ -306,8 +311,8 @@ def compare_claims(new: str, old: str, subject_words: set[str] | frozenset[str] 
             only_old = [v for v in theirs if v not in mine]
         if only_new or only_old:
             differences.append(f"{kind}: {', '.join(only_old) or '(none)'} -> {', '.join(only_new) or '(none)'}")
-    new_words = {w.casefold().removesuffix("'s") for w in _WORD.findall(new_rest)}
-    old_words = {w.casefold().removesuffix("'s") for w in _WORD.findall(old_rest)}
+    new_words = {_key(w) for w in _WORD.findall(new_rest)}
+    old_words = {_key(w) for w in _WORD.findall(old_rest)}
     new_names, old_names = names(new_rest), names(old_rest)
     only_new_names = sorted(n for n in new_names if n not in old_words)
     only_old_names = sorted(n for n in old_names if n not in new_words)
