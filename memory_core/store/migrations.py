@@ -368,5 +368,13 @@ def _m0050_procedures(conn: sqlite3.Connection) -> None:
             pitfalls TEXT NOT NULL DEFAULT '[]'
         );
         CREATE INDEX procedures_name ON procedures(name);
+
+        -- Forgetting a procedural record erases its name, trigger, steps and pitfalls too,
+        -- whichever code path tombstones it.
+        CREATE TRIGGER procedures_erased_with_record AFTER UPDATE OF status ON records
+        WHEN NEW.status = 'deleted'
+        BEGIN
+            DELETE FROM procedures WHERE record_id = NEW.id;
+        END;
         """,
     )

@@ -26,6 +26,24 @@ def _check_timestamp(value: str | None) -> str | None:
     return value
 
 
+def _inline_refs(schema: dict) -> dict:
+    """Replace ``$ref``s to ``$defs`` by the definitions themselves: some model APIs and agent
+    frameworks read only plain, self-contained JSON schema."""
+    defs = schema.pop("$defs", {})
+
+    def walk(node):
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                return walk(dict(defs[ref.split("/")[-1]]))
+            return {k: walk(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    return walk(schema)
+
+
 class ProcedureInput(ToolInput):
     """A reusable how-to: its name, when it applies, the steps and known pitfalls."""
 
@@ -66,6 +84,10 @@ class MemoryWriteInput(ToolInput):
     procedure: ProcedureInput | None = Field(None, description="For procedural records: name, trigger, steps and pitfalls; content is then the description.")
 
     _ts = field_validator("event_at", "valid_from", "valid_until", "review_at")(_check_timestamp)
+
+    @classmethod
+    def model_json_schema(cls, *args, **kwargs) -> dict:  # type: ignore[override]
+        return _inline_refs(super().model_json_schema(*args, **kwargs))
 
     @field_validator("mentions", "tags")
     @classmethod

@@ -149,3 +149,18 @@ def test_system_fact_input_is_validated(service):
         service.write_system_fact(scope="user:alice", content="   ")
     assert service.store.scalar("SELECT COUNT(*) FROM records") == 0
     assert service.store.scalar("SELECT COUNT(*) FROM write_log WHERE outcome = 'refused'") == 1
+
+
+def test_the_write_tool_schema_is_self_contained(alice):
+    schema = {t["name"]: t for t in alice.tool_schemas()}["memory_write"]["input_schema"]
+    text = json.dumps(schema)
+    assert "$ref" not in text and "$defs" not in text
+    procedure = next(option for option in schema["properties"]["procedure"]["anyOf"] if option.get("type") == "object")
+    assert set(procedure["required"]) == {"name", "trigger", "steps"} and procedure["additionalProperties"] is False
+
+
+def test_forgetting_a_procedure_erases_its_steps(alice, service):
+    made = write(alice, type="procedural", content="How to recover when an API key leaks.", procedure=PROCEDURE)
+    assert alice.call_tool("memory_forget", {"record_id": made["record_id"], "reason": "asked"})["ok"]
+    assert service.store.scalar("SELECT COUNT(*) FROM procedures") == 0
+    assert service.procedure(made["record_id"]) is None
