@@ -6,7 +6,8 @@ Every sentence of every turn is scored for what a later reader needs: a decision
 quoted verbatim in transcript order, each labelled (Decided, Done, Asked) and attributed to its
 speaker; a decision's reason in the next sentence of the same turn is kept with it. Sentences
 from a turn with a joke or sarcasm marker, or taken back in the speaker's next turn, are never
-quoted, and neither are greetings, thanks or bare questions. The quote with the highest score is
+quoted, and neither are greetings, thanks, bare questions or requests to forget something (they
+name what is to be forgotten). The quote with the highest score is
 the summary's evidence. Deterministic, no model call; the Anthropic extractor writes its own
 summary when a key is configured, and this one replaces it only when that one fails review.
 """
@@ -32,6 +33,9 @@ _DONE = re.compile(
     re.IGNORECASE)
 _REASON = re.compile(r"\b(?:because|since|so that|due to|as it|as they|which means|in order to|the reason)\b", re.IGNORECASE)
 _REQUEST = re.compile(r"\b(?:can you|could you|would you|please|i need|i want|help me|i'd like|i would like|let me know)\b", re.IGNORECASE)
+# A request to forget names what is to be forgotten: quoting it would keep that text alive.
+_FORGET = re.compile(r"\b(?:forget|forgotten|forgot|erase|erased|don't (?:store|save|keep|remember)|not (?:be )?stored)\b", re.IGNORECASE)
+_TENTATIVE = re.compile(r"\b(?:maybe|perhaps|might|not sure|let's see|we'll see|for now)\b", re.IGNORECASE)
 _SMALL_TALK = re.compile(
     r"^\W*(?:hi|hello|hey|thanks|thank you|cheers|ok|okay|sure|great|cool|nice|perfect|sounds good|got it|bye|good (?:morning|night))\b",
     re.IGNORECASE)
@@ -64,9 +68,10 @@ def _quotable_turns(transcript: Transcript) -> list[Turn]:
 
 def _score(turn: Turn, text: str) -> tuple[float, str]:
     words = len(text.split())
-    if words < 4 or len(text) > 280 or _SMALL_TALK.match(text) and words < 8:
+    if words < 4 or len(text) > 280 or _SMALL_TALK.match(text) and words < 8 or _FORGET.search(text):
         return 0.0, ""
     decision, done, reason, request = (bool(p.search(text)) for p in (_DECISION, _DONE, _REASON, _REQUEST))
+    decision = decision and not _TENTATIVE.search(text)  # "maybe, let's see" decides nothing
     if text.rstrip().endswith("?") and not request:
         return 0.0, ""
     if done and turn.role == "user" and not decision:

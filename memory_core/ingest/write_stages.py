@@ -212,10 +212,12 @@ def persist(ctx: "WriteContext") -> None:
             update_record(conn, other, conflicts_with=[*existing.conflicts_with, record.id], updated_at=now)
     if match.conflicts:
         # Supersession may not resolve it (the other side has the higher source rank): a person decides.
-        reason = f"conflicts with {', '.join(match.conflicts)} on subject {record.subject}, which it may not supersede"
+        # The ids are in conflicts_with; the reason stays free of them so it reads the same in every copy of a store.
+        reason = (f"conflicts with {len(match.conflicts)} live record(s) of higher source rank on attribute "
+                  f"{record.attribute!r}, which it may not supersede (see conflicts_with)")
         update_record(conn, record.id, review_flagged_at=now, review_reason=reason)
         record.review_flagged_at, record.review_reason = now, reason
-        ctx.notes.append(reason + "; flagged for review")
+        ctx.notes.append(f"conflicts with {', '.join(match.conflicts)}, which it may not supersede; flagged for review")
     ctx.outcome = _outcome(ctx, "created", record, superseded=superseded, conflicts=list(match.conflicts))
 
 

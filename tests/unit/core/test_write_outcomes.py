@@ -45,7 +45,8 @@ def test_a_lower_rank_different_value_is_a_flagged_conflict(alice, service):
     assert guess["conflicts_with"] == [old["record_id"]] and guess["flagged_for_review"]
     assert "conflict with" in guess["summary"]
     record = service.record(guess["record_id"])
-    assert record.review_flagged_at is not None and old["record_id"] in record.review_reason
+    assert record.review_flagged_at is not None and "home_city" in record.review_reason
+    assert any(old["record_id"] in note and "flagged for review" in note for note in guess["notes"])
     assert service.store.scalar("SELECT COUNT(*) FROM events WHERE kind = 'record.conflict_flagged'") == 1
 
 
