@@ -13,6 +13,7 @@ A refused write (any MemoryCoreError) writes nothing but its write-log row.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -29,6 +30,8 @@ from ..store.db import Store, dumps
 from ..store.records import Record
 from . import write_stages as ws
 from .write_log import candidate_of, clip, insert_log_row, refusal_validation
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -171,7 +174,10 @@ class Ingestor:
                 log_seq = self._log(conn, ctx, timer)
             ctx.conn = None
         except MemoryCoreError as exc:
-            self._log_refusal_of(req, exc, timer)
+            try:
+                self._log_refusal_of(req, exc, timer)
+            except Exception:  # the refusal is what the caller must see, not a failure to log it
+                log.exception("could not log a refused write")
             raise
         run_stages(AFTER, ctx, timer)
         result = ctx.outcome
