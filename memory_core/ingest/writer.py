@@ -115,6 +115,7 @@ class WriteContext:
     req: WriteRequest
     access: ScopeAccess
     now: datetime
+    ingestor: "Ingestor"  # stages reach the store, index, embedder, judge and settings through it
     source_kind: str = ""
     downgrade_reason: str | None = None
     evidence_turn: int | None = None
@@ -164,8 +165,7 @@ class Ingestor:
         """Write (or reinforce) one record; raises MemoryCoreError subclasses and writes nothing on
         error except the refusal's write-log row."""
         timer = StageTimer()
-        ctx = WriteContext(req=req, access=access, now=self.clock.now(), source_kind=req.source_kind)
-        ctx.ingestor = self  # type: ignore[attr-defined]  # stages reach store, index, embedder and settings through it
+        ctx = WriteContext(req=req, access=access, now=self.clock.now(), ingestor=self, source_kind=req.source_kind)
         try:
             run_stages(BEFORE, ctx, timer)
             with self.store.transaction() as conn:
