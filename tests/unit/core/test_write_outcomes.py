@@ -165,3 +165,10 @@ def test_forgetting_a_procedure_erases_its_steps(alice, service):
     assert alice.call_tool("memory_forget", {"record_id": made["record_id"], "reason": "asked"})["ok"]
     assert service.store.scalar("SELECT COUNT(*) FROM procedures") == 0
     assert service.procedure(made["record_id"]) is None
+
+
+def test_a_procedure_is_found_by_words_of_its_trigger(alice):
+    made = write(alice, type="procedural", content="How to recover when credentials get out.", procedure=PROCEDURE)
+    found = alice.call_tool("memory_search", {"query": "what to do when an API key shows up in a commit"})
+    hit = next(r for r in found["results"] if r["id"] == made["record_id"])
+    assert "lexical" in hit["why"]["matched_by"]  # the words are in the trigger, not in the description
