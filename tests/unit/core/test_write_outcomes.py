@@ -168,6 +168,8 @@ def test_forgetting_a_procedure_erases_its_steps(alice, service):
 
 
 def test_a_procedure_is_found_by_words_of_its_trigger(alice):
+    for i in range(5):  # BM25 needs a few other documents to weigh the trigger's words
+        write(alice, type="semantic", content=f"The user likes topic {i} a lot.", attribute=f"topic_{i}")
     made = write(alice, type="procedural", content="How to recover when credentials get out.", procedure=PROCEDURE)
     found = alice.call_tool("memory_search", {"query": "what to do when an API key shows up in a commit"})
     hit = next(r for r in found["results"] if r["id"] == made["record_id"])
