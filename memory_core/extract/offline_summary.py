@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .models import SummaryProposal, Transcript, Turn
+from .candidates import SummaryProposal, Transcript, Turn
 from .offline_rules import is_joke, is_retraction, split_sentences
 
 MAX_QUOTES = 3

@@ -15,7 +15,7 @@ from ..settings import WriteSettings
 from ..store.db import Store, dumps, loads
 from ..store.records import LIVE_STATUSES, Record, fetch_record, fetch_records, fts_sync, update_record
 from ..policy.rules import Observation
-from .entities import add_alias
+from .entity_resolution import add_alias
 from .evidence import locate_quote
 from .reinforcement import apply_reinforcement
 

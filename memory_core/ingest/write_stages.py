@@ -7,21 +7,18 @@ They run in the order :mod:`memory_core.ingest.writer` lists them; the in-transa
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import TYPE_CHECKING
 
 from ..clock import format_ts
 from ..errors import ConflictError, InvalidInputError, PermissionDeniedError, PolicyError
 from ..ids import new_id
 from ..policy.rules import EVIDENCED_SOURCE_KINDS, INITIAL_CONFIDENCE, SOURCE_RANK, initial_status, may_supersede
 from ..store.records import LIVE_STATUSES, RECORD_TYPES, Record, fetch_record, fts_sync, insert_record, update_record
-from .entities import ENTITY_KINDS, link, principal_entity, resolve_entity
+from .entity_resolution import ENTITY_KINDS, link, principal_entity, resolve_entity
 from .evidence import ROLE_FOR_SOURCE, locate_quote
 from .matching import Match, classify_contradictions, find_same_claim, same_subject_records
 from .procedures import check_procedure, embedding_text, render, store_procedure
 from .reinforcement import apply_reinforcement
-
-if TYPE_CHECKING:
-    from .writer import WriteContext
+from .write_types import WriteContext, WriteOutcome
 
 
 # -- before the transaction ---------------------------------------------------------------------
@@ -247,9 +244,7 @@ def update_index(ctx: "WriteContext") -> None:
 # -- helpers ------------------------------------------------------------------------------------
 
 
-def _outcome(ctx: "WriteContext", outcome: str, record: Record, superseded=None, conflicts=None):
-    from .writer import WriteOutcome
-
+def _outcome(ctx: "WriteContext", outcome: str, record: Record, superseded=None, conflicts=None) -> WriteOutcome:
     return WriteOutcome(
         outcome=outcome, record=record, requested_source_kind=ctx.req.source_kind, downgraded=bool(ctx.downgrade_reason),
         downgrade_reason=ctx.downgrade_reason, superseded=list(superseded or []), conflicts_with=list(conflicts or []),

@@ -14,124 +14,22 @@ A refused write (any MemoryCoreError) writes nothing but its write-log row.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any
 
 from ..clock import Clock, format_ts
 from ..errors import MemoryCoreError
 from ..index.vector_index import VectorIndex
 from ..policy.grants import ScopeAccess
 from ..policy.rules import Observation, normalise_attribute
-from ..policy.scopes import Scope
 from ..settings import WriteSettings
 from ..stages import Stage, StageTimer, run_stages
 from ..store.db import Store, dumps
 from ..store.records import Record
 from . import write_stages as ws
+from .write_types import WriteContext, WriteOutcome, WriteRequest  # noqa: F401 (WriteRequest, WriteOutcome: public here)
+from .procedures import load_procedure
 from .write_log import candidate_of, clip, insert_log_row, refusal_validation
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class WriteRequest:
-    """One record to write, with the principal it is written for."""
-
-    type: str
-    content: str
-    scope: Scope
-    source_kind: str
-    agent_id: str
-    user_id: str
-    actor: str
-    attribute: str | None = None
-    about: str | None = None
-    about_kind: str = "other"
-    mentions: list[str] = field(default_factory=list)
-    evidence: str | None = None
-    session_id: str | None = None
-    tags: list[str] = field(default_factory=list)
-    event_at: datetime | None = None
-    valid_from: datetime | None = None
-    valid_until: datetime | None = None
-    review_at: datetime | None = None
-    source_ref: str | None = None
-    operation: str = "memory_write"
-    evidence_verified: bool = False  # the caller (the extraction validator) already located the quote
-    evidence_turn: int | None = None  # with evidence_verified: the turn the caller found the quote in
-    dedupe: bool = True  # False for records that are never a duplicate of another (session summaries)
-    revises: Record | None = None  # memory_revise: the live record this new version replaces
-    procedure: dict[str, Any] | None = None  # procedural records: name, trigger, steps, pitfalls
-
-
-@dataclass
-class WriteOutcome:
-    outcome: str  # "created" | "reinforced"
-    record: Record
-    requested_source_kind: str
-    downgraded: bool = False
-    downgrade_reason: str | None = None
-    superseded: list[str] = field(default_factory=list)
-    conflicts_with: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    stages: dict[str, float] = field(default_factory=dict)
-    total_ms: float = 0.0
-    flagged_for_review: bool = False
-
-    @property
-    def summary(self) -> str:
-        """Exactly what happened, in one line: created / reinforced <id> / superseded <ids> / conflict with <ids>."""
-        if self.outcome == "reinforced":
-            return f"reinforced {self.record.id}"
-        parts = [f"created {self.record.id}"]
-        if self.superseded:
-            parts.append(f"superseded {', '.join(self.superseded)}")
-        if self.conflicts_with:
-            parts.append(f"conflict with {', '.join(self.conflicts_with)} (flagged for review)")
-        return "; ".join(parts)
-
-    def to_tool_result(self) -> dict[str, Any]:
-        return {
-            "ok": True,
-            "record_id": self.record.id,
-            "outcome": self.outcome,
-            "summary": self.summary,
-            "status": self.record.status,
-            "source_kind": self.record.source_kind,
-            "downgraded": self.downgraded,
-            "downgrade_reason": self.downgrade_reason,
-            "superseded": self.superseded,
-            "conflicts_with": self.conflicts_with,
-            "flagged_for_review": self.flagged_for_review,
-            "notes": self.notes,
-        }
-
-
-@dataclass
-class WriteContext:
-    """What the stages of one write read and fill in."""
-
-    req: WriteRequest
-    access: ScopeAccess
-    now: datetime
-    ingestor: "Ingestor"  # stages reach the store, index, embedder, judge and settings through it
-    source_kind: str = ""
-    downgrade_reason: str | None = None
-    evidence_turn: int | None = None
-    evidence_role: str | None = None  # the role of the turn the quote was found in
-    validation: dict[str, Any] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    vector: Any = None
-    attribute: str | None = None
-    subject_entity: str | None = None
-    mentions: list[str] = field(default_factory=list)
-    subject: str | None = None
-    live_on_subject: list[Record] = field(default_factory=list)
-    match: Any = None
-    outcome: WriteOutcome | None = None
-    conn: Any = None
-    stopped: bool = False
 
 
 BEFORE = (
@@ -229,6 +127,11 @@ class Ingestor:
         except AttributeError:  # pragma: no cover
             pass
         return seq
+
+    def procedure(self, record_id: str) -> dict | None:
+        """The procedure row of a procedural record (None if it has none)."""
+        with self.store.lock:
+            return load_procedure(self.store.conn, record_id)
 
     # -- reinforcement helpers used by the stages ---------------------------------------------------
 

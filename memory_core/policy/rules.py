@@ -37,10 +37,6 @@ def may_supersede(new_source: str, old_source: str) -> bool:
     return SOURCE_RANK[new_source] >= SOURCE_RANK[old_source]
 
 
-def provisional_expiry(now: datetime, ttl_days: float) -> datetime:
-    return now + timedelta(days=ttl_days)
-
-
 def reinforced_confidence(confidence: float) -> float:
     """Each reinforcement closes a third of the gap to 1.0."""
     return round(min(0.99, confidence + (1.0 - confidence) / 3.0), 4)
