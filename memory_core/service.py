@@ -21,6 +21,7 @@ from typing import Any
 from .clock import Clock, SystemClock, format_ts, parse_ts
 from .errors import EmbedderMismatchError, InvalidInputError, NotFoundError, PolicyError, SessionClosedError
 from .ids import new_id
+from .index.ann import backend_factory
 from .index.vector_index import VectorIndex
 from .ingest.evidence import AnthropicEntailmentJudge, OfflineEntailmentJudge
 from .ingest.lifecycle import Lifecycle
@@ -60,7 +61,8 @@ class MemoryService:
         self.clock = clock
         self.embedder = embedder
         self.llm = llm
-        self.index = VectorIndex(store, embedder.dim)
+        r = settings.retrieval  # the approximate backend only engages above r.ann_min_records rows
+        self.index = VectorIndex(store, embedder.dim, backend_factory(r.ann_min_records, r.ann_exact_below_allowed, r.ann_nprobe))
         offline_judge = OfflineEntailmentJudge(embedder.embed, settings.write.entailment_min_coverage, settings.write.entailment_min_cosine)
         self.judge = (
             AnthropicEntailmentJudge(llm, offline_judge)

@@ -59,8 +59,13 @@ class VectorIndex:
             finally:
                 conn.execute("COMMIT")
             self._reset()
+            begin, end = getattr(self.backend, "begin_bulk", None), getattr(self.backend, "end_bulk", None)
+            if begin:
+                begin()
             for row in rows:
                 self._apply_row(row)
+            if end:
+                end()
             self.version = version
             return self.backend.count()
 
@@ -154,6 +159,12 @@ class VectorIndex:
     def search(self, query: np.ndarray, k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
         with self._lock:
             return self.backend.search(np.asarray(query, dtype=np.float32), k, allowed)
+
+    def search_explained(self, query: np.ndarray, k: int, allowed: np.ndarray | None = None) -> tuple[list[tuple[int, float]], dict]:
+        """:meth:`search` plus how the backend answered (exact scan or approximate index, and why)."""
+        with self._lock:
+            hits = self.backend.search(np.asarray(query, dtype=np.float32), k, allowed)
+            return hits, dict(getattr(self.backend, "last_search", None) or {"method": "exact"})
 
     def similarity(self, query: np.ndarray, seqs: list[int]) -> dict[int, float]:
         with self._lock:

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..embed import embedder_runtime
 from ..policy.rules import normalise_alias
 from .filters import HardFilter
 from .fts_query import fts_expression, query_mentions, query_terms
@@ -28,11 +29,12 @@ def _candidate(row: Any) -> Candidate:
     )
 
 
-def dense_candidates(store, index, flt: HardFilter, mask: np.ndarray, query_vec: np.ndarray, k: int) -> tuple[list[Candidate], list[dict]]:
-    """Top ``k`` records by cosine under the mask; also rows refused by the re-check (stale index)."""
-    hits = index.search(query_vec, k, mask)
+def dense_candidates(store, index, flt: HardFilter, mask: np.ndarray, query_vec: np.ndarray, k: int) -> tuple[list[Candidate], list[dict], dict]:
+    """Top ``k`` records by cosine under the mask; also rows refused by the re-check (stale index)
+    and how the index answered (exact scan or approximate index)."""
+    hits, how = index.search_explained(query_vec, k, mask)
     if not hits:
-        return [], []
+        return [], [], how
     seqs = [seq for seq, _ in hits]
     with store.lock:
         rows = store.conn.execute(
@@ -51,7 +53,7 @@ def dense_candidates(store, index, flt: HardFilter, mask: np.ndarray, query_vec:
         cand.dense_rank = len(out) + 1
         cand.cosine = float(cosine)
         out.append(cand)
-    return out, refused
+    return out, refused, how
 
 
 LEXICAL_PREFETCH = 4  # the FTS-only pass reads this many times k before the filter is applied
@@ -186,8 +188,10 @@ class QueryEmbeddingStage:
 
     def run(self, ctx: SearchContext) -> SearchContext:
         embedder = ctx.deps.embedder
-        ctx.query_vec = np.asarray(embedder.embed([ctx.query])[0], dtype=np.float32)
-        ctx.io(inputs={"query": ctx.query}, outputs={"model": embedder.model_name, "version": embedder.model_version, "dim": int(ctx.query_vec.shape[0])})
+        ctx.query_vec, cached = ctx.deps.query_vector(ctx.query, ctx.settings)
+        ctx.io(inputs={"query": ctx.query}, outputs={
+            "model": embedder.model_name, "version": embedder.model_version, "dim": int(ctx.query_vec.shape[0]),
+            "runtime": embedder_runtime(embedder), "cache": "hit" if cached else "miss"})
         return ctx
 
 
@@ -203,11 +207,11 @@ class DenseStage:
             ctx.note("no indexed record passes the hard filter")
             ctx.io(outputs={"candidates": []})
             return ctx
-        found, refused = dense_candidates(ctx.deps.store, ctx.deps.index, ctx.filter, ctx.mask, ctx.query_vec, k)
+        found, refused, how = dense_candidates(ctx.deps.store, ctx.deps.index, ctx.filter, ctx.mask, ctx.query_vec, k)
         for item in refused:
             ctx.note(f"seq {item['seq']}: {item['reason']}")
         _merge(ctx, "dense", found)
-        ctx.io(outputs={"candidates": [{"id": c.record_id, "rank": c.dense_rank, "cosine": round(c.cosine, 6)} for c in found]})
+        ctx.io(outputs={"index": how, "candidates": [{"id": c.record_id, "rank": c.dense_rank, "cosine": round(c.cosine, 6)} for c in found]})
         return ctx
 
 

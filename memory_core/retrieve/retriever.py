@@ -11,7 +11,10 @@ import threading
 from datetime import datetime, timedelta
 from typing import Any
 
+import numpy as np
+
 from ..clock import format_ts, parse_ts
+from ..embed.cache import QueryVectorCache
 from ..errors import InvalidInputError
 from ..ids import new_id
 from ..policy.scopes import validate_id
@@ -59,6 +62,7 @@ class Retriever:
         self._stats_version = 0
         self._term_counts: dict[str, int] = {}
         self._vocab_ready = False
+        self.query_vectors = QueryVectorCache(service.settings.retrieval.query_cache_size)
 
     @classmethod
     def from_service(cls, service) -> "Retriever":
@@ -111,6 +115,13 @@ class Retriever:
                 for term in missing:
                     self._term_counts[term] = found.get(term, 0)
             return {t: self._term_counts[t] for t in terms if self._term_counts.get(t)}
+
+    def query_vector(self, text: str, settings: RetrievalSettings) -> tuple[np.ndarray, bool]:
+        """The query's vector and whether it came from the bounded cache (bypassed when the
+        settings in force set ``query_cache_size`` to 0)."""
+        if settings.query_cache_size == 0 or self.query_vectors.max_entries == 0:
+            return np.asarray(self.embedder.embed([text])[0], dtype=np.float32), False
+        return self.query_vectors.vector(self.embedder, text)
 
     def set_reranker(self, scorer) -> None:
         """Use ``scorer`` (anything with ``score(query, passages) -> list[float]``) as the reranker."""
