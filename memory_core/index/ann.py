@@ -99,7 +99,10 @@ class IvfBackend(ExactBackend):
             self._dirty.clear()  # changes from here on are re-added when the index is installed
             matrix = self._matrix[:size].copy()  # a snapshot: writers may grow or change the live one
             live = np.flatnonzero(self._alive[:size])
-            nlist = max(1, min(int(4 * math.sqrt(max(live.size, 1))), live.size // 39 or 1))
+            # sqrt(n) lists: at 1M rows, 1,000 lists of ~1,000 rows; training and filling stay within a
+            # minute on two cores (4 * sqrt(n) lists took several times longer for no recall gain
+            # once proposals are over-fetched and rescored exactly).
+            nlist = max(1, min(int(math.sqrt(max(live.size, 1))), live.size // 39 or 1))
             quantizer = faiss.IndexFlatIP(self.dim)
             index = faiss.IndexIVFScalarQuantizer(quantizer, self.dim, nlist, faiss.ScalarQuantizer.QT_8bit,
                                                   faiss.METRIC_INNER_PRODUCT)

@@ -64,6 +64,8 @@ class SearchContext:
     response_explanation: ResponseExplanation | None = None
     stages: list[StageTrace] = field(default_factory=list)
     started: float = field(default_factory=time.perf_counter)
+    log_ms: float | None = None  # set by the log stage: its own time and the total, as written to the row
+    total_ms: float | None = None
     _current: StageTrace | None = None
 
     # -- used by stages ------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from .pipeline import Pipeline, SearchContext
 from .ranking import BudgetStage, CollapseStage, FreshnessStage, FusionStage, GateStage
 from .rerank import RerankStage, build_reranker
 from .rewrite import QueryRewriter
-from .search_log import LogStage, finish_log_row, log_failure
+from .search_log import LogStage, log_failure
 
 _DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 MAX_HINTS = 20
@@ -175,8 +175,11 @@ class Retriever:
             if not any(stage.name == "log_write" and stage.status == "ran" for stage in ctx.stages):
                 log_failure(ctx, exc)
             raise
-        total = ctx.elapsed_ms()
-        finish_log_row(self.store, ctx.search_id, {s.name: s.ms for s in ctx.stages}, total)
+        # The response reports the timings the log row holds (written once, inside log_write).
+        total = ctx.total_ms if ctx.total_ms is not None else ctx.elapsed_ms()
+        for stage in ctx.stages:
+            if stage.name == "log_write" and ctx.log_ms is not None:
+                stage.ms = ctx.log_ms
         results = [SearchResult(c.record, c.content, e) for c, e in zip(ctx.results, ctx.explanations)]
         return SearchResponse(
             search_id=ctx.search_id, at=ctx.at, request=request, results=results,
