@@ -166,6 +166,19 @@ class VectorIndex:
             hits = self.backend.search(np.asarray(query, dtype=np.float32), k, allowed)
             return hits, dict(getattr(self.backend, "last_search", None) or {"method": "exact"})
 
+    def vectors(self, seqs: list[int]) -> np.ndarray:
+        """The stored unit vectors of ``seqs`` as rows (a zero row for a seq without a live vector)."""
+        out = np.zeros((len(seqs), self.dim), dtype=np.float32)
+        with self._lock:
+            matrix = getattr(self.backend, "_matrix", None)
+            if matrix is None:  # a backend without a matrix: fall back to the contract's similarity
+                return out
+            for i, seq in enumerate(seqs):
+                row = self.backend.row_of(seq)
+                if row is not None:
+                    out[i] = matrix[row]
+        return out
+
     def similarity(self, query: np.ndarray, seqs: list[int]) -> dict[int, float]:
         with self._lock:
             return self.backend.similarity(np.asarray(query, dtype=np.float32), seqs)

@@ -59,7 +59,8 @@ def dense_candidates(store, index, flt: HardFilter, mask: np.ndarray, query_vec:
 LEXICAL_PREFETCH = 4  # the FTS-only pass reads this many times k before the filter is applied
 
 
-def lexical_candidates(store, flt: HardFilter, expression: str, k: int, weights: tuple[float, float, float]) -> list[Candidate]:
+def lexical_candidates(store, flt: HardFilter, expression: str, k: int, weights: tuple[float, float, float],
+                       seen: dict[int, float] | None = None) -> list[Candidate]:
     """Top ``k`` FTS5 matches by BM25 among records passing the filter (score made positive).
 
     First the FTS index alone ranks its matches and the best ``LEXICAL_PREFETCH * k`` are checked
@@ -77,6 +78,8 @@ def lexical_candidates(store, flt: HardFilter, expression: str, k: int, weights:
             (expression, prefetch),
         ).fetchall()
         scores = {row[0]: float(row[1]) for row in top}
+        if seen is not None:  # the FTS-only ranking, whatever the filter (the lifecycle probe reuses it)
+            seen.update(scores)
         rows = []
         if scores:
             seqs = list(scores)
@@ -261,7 +264,8 @@ class LexicalStage:
             ctx.skip(why)
             ctx.io(outputs={"candidates": []})
             return ctx
-        found = lexical_candidates(ctx.deps.store, ctx.filter, expression, s.candidates_per_generator, tuple(s.bm25_column_weights))
+        found = lexical_candidates(ctx.deps.store, ctx.filter, expression, s.candidates_per_generator, tuple(s.bm25_column_weights),
+                                   seen=ctx.lexical_seen)
         _merge(ctx, "lexical", found)
         ctx.io(outputs={"candidates": [{"id": c.record_id, "rank": c.lexical_rank, "bm25": round(c.bm25, 6)} for c in found]})
         return ctx
