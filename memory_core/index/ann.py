@@ -28,7 +28,7 @@ import threading
 
 import numpy as np
 
-from .exact import ExactBackend
+from .exact import ExactBackend, fit_mask
 
 OVERFETCH = 4  # IVF proposals per wanted result, rescored exactly
 
@@ -151,7 +151,7 @@ class IvfBackend(ExactBackend):
     # -- search ---------------------------------------------------------------------------------
 
     def search(self, query: np.ndarray, k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
-        mask = self._alive[: self._size] if allowed is None else self._alive[: self._size] & allowed[: self._size]
+        mask = self._alive[: self._size] if allowed is None else self._alive[: self._size] & fit_mask(allowed, self._size)
         allowed_rows = int(mask.sum())
         self._catch_up()
         if self._ivf is None or allowed_rows <= self.exact_below_allowed or k <= 0:

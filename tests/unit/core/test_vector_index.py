@@ -39,6 +39,8 @@ def test_backend_search_respects_mask_and_dead_rows(make):
     assert abs(backend.search(query, 1)[0][1] - float(unit([0.9, 0.1, 0]) @ query)) < 1e-6
     assert backend.similarity(query, [10, 11, 99]) == {11: pytest.approx(float(unit([0.9, 0.1, 0]) @ query))}
     assert list(backend.seqs()) == [10, 11, 12] and backend.row_of(12) == 2
+    short = np.array([False, True])  # a mask computed before the last row was added: that row is not allowed
+    assert [seq for seq, _ in backend.search(query, 3, short)] == [11]
     backend.upsert(10, unit([0, 0, 1]))  # a deleted row can come back with a new vector
     assert [seq for seq, _ in backend.search(unit([0, 0, 1]), 1)] == [10]
 
