@@ -69,10 +69,13 @@ def cmd_reembed(args) -> int:
 def cmd_prepare_embedder(args) -> int:
     """Make (or verify) the ONNX file of the configured MiniLM now, so no process pays for it later."""
     from memory_core import load_settings
-    from memory_core.embed import build_embedder, embedder_runtime
+    from memory_core.embed import embedder_runtime
+    from memory_core.embed.onnx import OnnxMiniLMEmbedder
 
     settings = load_settings().embedder
-    embedder = build_embedder(settings.model_copy(update={"runtime": "onnx"}) if settings.runtime == "auto" else settings)
+    # The SHA-256 of a cached file is checked here (every process start checks size and mtime only).
+    embedder = OnnxMiniLMEmbedder(settings.model_path, cache_dir=settings.onnx_cache_dir, threads=settings.onnx_threads,
+                                  max_seq_length=settings.max_seq_length, verify_hash=True)
     info = getattr(embedder, "export_info", {})
     print(json.dumps({"runtime": embedder_runtime(embedder), "model": embedder.model_name, "version": embedder.model_version,
                       "onnx_file": str(getattr(embedder, "onnx_path", "")) or None, "check": info.get("check")}, indent=1))

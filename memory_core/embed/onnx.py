@@ -75,6 +75,7 @@ class OnnxMiniLMEmbedder:
         *,
         cache_dir: str | Path | None = None,
         threads: int = 1,
+        verify_hash: bool = False,
         batch_size: int = 32,
         max_seq_length: int = 256,
         model_name: str = MINILM_NAME,
@@ -89,7 +90,8 @@ class OnnxMiniLMEmbedder:
         self.model_name = model_name
         self.model_version = model_dir_version(path)
         self.onnx_path, self.export_info = export_and_check(
-            path, Path(cache_dir) if cache_dir else default_cache_dir(), self.model_version, max_seq_length
+            path, Path(cache_dir) if cache_dir else default_cache_dir(), self.model_version, max_seq_length,
+            verify_hash=verify_hash,
         )
         self._session = OnnxSession(self.onnx_path, path, max_seq_length, threads=threads)
         self.batch_size = batch_size

@@ -75,8 +75,12 @@ def _file_lock(path: Path):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def valid_cached(onnx_path: Path, meta_path: Path, model_version: str) -> dict | None:
-    """The sidecar if the cached file is complete and unchanged since its check, else None."""
+def valid_cached(onnx_path: Path, meta_path: Path, model_version: str, *, full: bool = False) -> dict | None:
+    """The sidecar if the cached file is complete and unchanged since its check, else None.
+
+    Unchanged means same size and modification time as recorded when it was checked (cheap, so
+    every process start can afford it); ``full`` also compares the SHA-256 (prepare-embedder does).
+    """
     if not (onnx_path.is_file() and meta_path.is_file()):
         return None
     try:
@@ -85,23 +89,27 @@ def valid_cached(onnx_path: Path, meta_path: Path, model_version: str) -> dict |
         return None
     if meta.get("model_version") != model_version or meta.get("export_format") != EXPORT_FORMAT:
         return None
-    if meta.get("size") != onnx_path.stat().st_size or meta.get("sha256") != sha256_file(onnx_path):
+    stat = onnx_path.stat()
+    if meta.get("size") != stat.st_size or meta.get("mtime_ns") != stat.st_mtime_ns:
+        return None
+    if full and meta.get("sha256") != sha256_file(onnx_path):
         return None
     return meta
 
 
-def export_and_check(model_dir: Path, cache_dir: Path, model_version: str, max_seq_length: int) -> tuple[Path, dict]:
+def export_and_check(model_dir: Path, cache_dir: Path, model_version: str, max_seq_length: int, *,
+                     verify_hash: bool = False) -> tuple[Path, dict]:
     """Return the checked ONNX file for ``model_dir``, exporting it first if the cache lacks it.
 
     Raises EmbedderUnavailableError when torch is missing, the export fails, or the exported graph
     does not reproduce the torch vectors; nothing is left in the cache in those cases.
     """
     onnx_path, meta_path = cached_paths(cache_dir, model_version, max_seq_length)
-    meta = valid_cached(onnx_path, meta_path, model_version)
+    meta = valid_cached(onnx_path, meta_path, model_version, full=verify_hash)
     if meta is not None:
         return onnx_path, meta
     with _file_lock(cache_dir / ".export.lock"):
-        meta = valid_cached(onnx_path, meta_path, model_version)  # another process may have made it
+        meta = valid_cached(onnx_path, meta_path, model_version, full=verify_hash)  # another process may have made it
         if meta is not None:
             return onnx_path, meta
         fd, tmp_name = tempfile.mkstemp(prefix=".export-", suffix=".onnx", dir=cache_dir)
@@ -124,6 +132,7 @@ def export_and_check(model_dir: Path, cache_dir: Path, model_version: str, max_s
             }
             os.chmod(tmp, 0o644)  # mkstemp makes it private; other users of the cache need to read it
             os.replace(tmp, onnx_path)
+            meta["mtime_ns"] = onnx_path.stat().st_mtime_ns
             tmp_meta = meta_path.with_suffix(".json.tmp")
             tmp_meta.write_text(json.dumps(meta, indent=1))
             os.replace(tmp_meta, meta_path)  # the sidecar last: its presence means "checked"

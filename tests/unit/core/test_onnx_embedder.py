@@ -75,8 +75,15 @@ def test_a_changed_cache_file_is_not_trusted(onnx_embedder, cache_dir, tmp_path)
     data = bytearray(onnx_path.read_bytes())
     data[len(data) // 2] ^= 0xFF
     copy_onnx.write_bytes(bytes(data))
+    import os
+
+    stat = onnx_path.stat()
+    os.utime(copy_onnx, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # same size and time: only the hash can tell
     copy_meta.write_text(meta_path.read_text())
-    assert valid_cached(onnx_path, meta_path, onnx_embedder.model_version) is not None
+    assert valid_cached(onnx_path, meta_path, onnx_embedder.model_version, full=True) is not None
+    assert valid_cached(copy_onnx, copy_meta, onnx_embedder.model_version) is not None
+    assert valid_cached(copy_onnx, copy_meta, onnx_embedder.model_version, full=True) is None
+    copy_onnx.write_bytes(bytes(data))  # rewritten: a new modification time is noticed without hashing
     assert valid_cached(copy_onnx, copy_meta, onnx_embedder.model_version) is None
     assert valid_cached(onnx_path, meta_path, "another-version") is None
 
