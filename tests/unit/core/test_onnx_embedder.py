@@ -1,6 +1,7 @@
 """The ONNX Runtime embedder: made from the packaged weights, same vectors and identity as torch."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -113,3 +114,29 @@ def test_onnx_requested_but_impossible_is_a_clear_error_and_auto_falls_back(tmp_
     with pytest.raises(Exception):
         build_embedder(EmbedderSettings(runtime="auto", model_path=str(bare), onnx_cache_dir=str(tmp_path / "c")))
     assert "ONNX embedder unavailable" in caplog.text
+
+
+def _build_in_process(cache_dir: str, out) -> None:
+    from memory_core.embed import build_embedder
+    from memory_core.settings import EmbedderSettings
+
+    embedder = build_embedder(EmbedderSettings(runtime="onnx", onnx_cache_dir=cache_dir))
+    out.put((str(embedder.onnx_path), embedder.embed(["two processes at once"])[0].tolist()))
+
+
+def test_two_processes_making_the_file_at_once_both_get_the_same_checked_file(tmp_path):
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    out = ctx.Queue()
+    procs = [ctx.Process(target=_build_in_process, args=(str(tmp_path), out)) for _ in range(2)]
+    for proc in procs:
+        proc.start()
+    results = [out.get(timeout=600) for _ in procs]
+    for proc in procs:
+        proc.join(60)
+        assert proc.exitcode == 0
+    assert results[0][0] == results[1][0]
+    assert np.allclose(results[0][1], results[1][1])
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != ".export.lock") == sorted(
+        [Path(results[0][0]).name, Path(results[0][0]).with_suffix(".json").name])  # no stray temporary file
