@@ -22,6 +22,14 @@ _STATUS_CODE = {s: i for i, s in enumerate(STATUSES)}
 _TYPE_CODE = {t: i for i, t in enumerate(RECORD_TYPES)}
 
 
+def _member(values: np.ndarray, codes: list[int], count: int) -> np.ndarray:
+    """``np.isin(values, codes)`` for small non-negative codes (-1 = unused row), as one table lookup:
+    several times faster than isin's sort on the hot path of every search."""
+    table = np.zeros(count + 1, dtype=bool)  # the last slot is where -1 lands
+    table[codes] = True
+    return table[values]
+
+
 class VectorIndex:
     """Vectors plus filter metadata for the records of one store."""
 
@@ -143,10 +151,10 @@ class VectorIndex:
         with self._lock:
             size = self.backend.seqs().shape[0]
             codes = [self._scope_codes[s] for s in scopes if s in self._scope_codes]
-            mask = np.isin(self._scope[:size], codes) if codes else np.zeros(size, dtype=bool)
-            mask &= np.isin(self._status[:size], [_STATUS_CODE[s] for s in statuses])
+            mask = _member(self._scope[:size], codes, len(self._scope_codes)) if codes else np.zeros(size, dtype=bool)
+            mask &= _member(self._status[:size], [_STATUS_CODE[s] for s in statuses], len(_STATUS_CODE))
             if types:
-                mask &= np.isin(self._type[:size], [_TYPE_CODE[t] for t in types])
+                mask &= _member(self._type[:size], [_TYPE_CODE[t] for t in types], len(_TYPE_CODE))
             if event_from is not None or event_to is not None:
                 event = self._event[:size]
                 with np.errstate(invalid="ignore"):
