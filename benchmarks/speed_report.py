@@ -75,7 +75,7 @@ def targets_table(search: dict | None, write: dict | None, scale: dict | None, p
                 target = 0.5 if size < 10_000 else 0.15
                 rows.append([f"p50 ours / mem0, {size:,} records", f"≤ {target}", ratio, _verdict(ratio, target),
                              f"ours {ours[key].get('load_average')}, mem0 {theirs[key].get('load_average')}",
-                             f"{ours[key]['search_ms']['p50']} vs {theirs[key]['search_ms']['p50']} ms"])
+                             f"{round(ours[key]['search_ms']['p50'], 2)} vs {round(theirs[key]['search_ms']['p50'], 2)} ms"])
     return markdown_table(["target", "goal", "measured", "verdict", "load (1 min) before / after", "reference (same run)"], rows)
 
 
