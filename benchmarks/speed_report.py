@@ -2,8 +2,8 @@
 
     .venv/bin/python -m benchmarks.speed_report
 
-Reads benchmarks/results/{search,write,scale,ann_choice}.json and, when present,
-benchmarks/out/peer/peer_mem0_full.json, and replaces the ``speed`` section of the README: every
+Reads benchmarks/results/{search,write,scale,ann_choice}.json and the mem0 peer's results
+(peer_mem0_latency.json, saved by hand from a ``--skip-locomo`` run, else peer_mem0.json), and replaces the ``speed`` section of the README: every
 target with the figure measured, the load it was measured under and the ratio to the reference
 timed in the same run. Run it after the benchmarks; it measures nothing itself.
 """
@@ -91,8 +91,7 @@ def ann_table(ann: dict | None) -> str:
 
 def main() -> None:
     search, write, scale, ann = _load("search"), _load("write"), _load("scale"), _load("ann_choice")
-    peer_path = HERE / "out" / "peer" / "peer_mem0_full.json"
-    peer = json.loads(peer_path.read_text())["summary"] if peer_path.exists() else None
+    peer = _load("peer_mem0_latency") or _load("peer_mem0")  # the --skip-locomo rerun, else the full run
     body = "\n".join([
         "Reproduce: run `benchmarks.search_bench`, `benchmarks.write_bench`, `benchmarks.scale_bench`, `benchmarks.peer_mem0 "
         "--skip-locomo` and `benchmarks/ann_choice.py`, then `.venv/bin/python -m benchmarks.speed_report` (this table).",
