@@ -83,7 +83,6 @@ def probe(path: str, mode: str, searches: int) -> dict:
     import numpy as np
 
     from memory_core.index.exact import ExactBackend
-    from memory_core.retrieve import retriever_for
 
 
     load_before = os.getloadavg()[0]
@@ -115,7 +114,7 @@ def probe(path: str, mode: str, searches: int) -> dict:
         methods[how] = methods.get(how, 0) + 1
         leaks += sum(1 for r in response.results if r.record and r.record.scope not in READABLE)
         # the dense generator alone, exact against approximate, on the same query vector and mask
-        vector, _ = retriever_for(service).query_vector(query, service.settings.retrieval)  # cached by the search
+        vector, _ = service.retriever.query_vector(query, service.settings.retrieval)  # cached by the search
         with service.index._lock:
             t0 = time.perf_counter()
             exact = ExactBackend.search(backend, vector, 10, mask)

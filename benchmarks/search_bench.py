@@ -34,7 +34,6 @@ from memory_core import FixedClock, MemoryService, load_settings  # noqa: E402
 _IMPORT_S = time.perf_counter() - _IMPORT_START
 
 from memory_core.embed.cache import QueryVectorCache  # noqa: E402
-from memory_core.retrieve import retriever_for  # noqa: E402
 
 from . import search_corpus  # noqa: E402
 from .stats import load_average, machine, markdown_table, rss_mb, save, summary  # noqa: E402
@@ -126,7 +125,7 @@ def warm(size: int, searches: int, torch_reference) -> dict:
         reference_after = bare_embedding(torch_reference, timed[:100])
         repeated = []
         cached = load_settings().retrieval  # the default: cache on
-        retriever = retriever_for(service)
+        retriever = service.retriever
         retriever.query_vectors = QueryVectorCache(cached.query_cache_size)
         for _ in range(50):  # the same query again: served from the query-vector cache after the first time
             began = time.perf_counter()

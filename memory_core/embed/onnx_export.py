@@ -184,7 +184,7 @@ def compare_with_torch(model_dir: Path, onnx_path: Path, max_seq_length: int, te
     """Cosine between the ONNX vectors and sentence-transformers' vectors for ``texts``."""
     from sentence_transformers import SentenceTransformer
 
-    from .onnx import OnnxSession
+    from .onnx_session import OnnxSession
 
     reference = SentenceTransformer(str(model_dir), device="cpu", local_files_only=True)
     reference.max_seq_length = min(max_seq_length, reference.max_seq_length or max_seq_length)

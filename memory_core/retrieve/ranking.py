@@ -8,7 +8,7 @@ from ..clock import parse_ts
 from ..store.records import fetch_records
 from .filters import index_mask
 from .generators import _META, _candidate, dense_candidates, entity_candidates
-from .model import Candidate
+from .search_types import Candidate
 from .pipeline import SearchContext
 from .scoring import (
     collapse_near_duplicates,

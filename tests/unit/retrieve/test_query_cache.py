@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 from memory_core.embed.cache import QueryVectorCache
-from memory_core.retrieve import retriever_for
 from tests.fakes import HashingEmbedder
 
 from .helpers import search, write
@@ -59,7 +58,7 @@ def test_searches_reuse_the_query_vector_and_the_trace_says_so(service, alice):
     assert second.trace.stage("query_embedding").outputs["cache"] == "hit"
     assert second.record_ids == first.record_ids
     assert second.results[0].explanation.cosine == first.results[0].explanation.cosine
-    retriever = retriever_for(service)
+    retriever = service.retriever
     retriever.embedder = CountingEmbedder("2")  # a different model: the cached vector must not be used
     third = search(service, alice, "locker code")
     assert third.trace.stage("query_embedding").outputs["cache"] == "miss" and retriever.embedder.calls == 1
