@@ -36,9 +36,9 @@ def ended_sessions(service, agent_id: str | None = None, user_id: str | None = N
     rows = service.store.query(
         f"SELECT s.id AS session_id, s.agent_id, s.user_id, s.project_id, s.started_at, s.ended_at, "
         f"(SELECT COUNT(*) FROM turns t WHERE t.session_id = s.id) AS turns, "
-        f"(SELECT r.id FROM extraction_runs r WHERE r.session_id = s.id ORDER BY r.created_at DESC LIMIT 1) AS latest_run, "
-        f"(SELECT r.status FROM extraction_runs r WHERE r.session_id = s.id ORDER BY r.created_at DESC LIMIT 1) AS run_status "
-        f"FROM sessions s WHERE {where} ORDER BY s.ended_at DESC LIMIT ? OFFSET ?",
+        f"(SELECT r.id FROM extraction_runs r WHERE r.session_id = s.id ORDER BY r.created_at DESC, r.rowid DESC LIMIT 1) AS latest_run, "
+        f"(SELECT r.status FROM extraction_runs r WHERE r.session_id = s.id ORDER BY r.created_at DESC, r.rowid DESC LIMIT 1) AS run_status "
+        f"FROM sessions s WHERE {where} ORDER BY s.ended_at DESC, s.rowid DESC LIMIT ? OFFSET ?",
         [*params, page_size, offset],
     )
     return Page([dict(r) for r in rows], total, page, page_size)

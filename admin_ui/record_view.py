@@ -12,7 +12,7 @@ from memory_core.store.records import Record
 from . import actions
 from .auth import Identity
 from .queries import evidence_context, records_by_ids, session_info
-from .widgets import check_reason, content_block, flash, md_escape, reason_fields, show_error, table
+from .widgets import check_reason, content_block, flash, md_escape, reason_fields, reset_fields, show_error, table
 
 STATUS_NOTES = {
     "superseded": "Historical: superseded by a newer version; excluded from default retrieval.",
@@ -119,4 +119,5 @@ def _forget_action(service, identity: Identity, record: Record, key: str, select
                 flash(f"Forgot {len(ids)} record version(s): {', '.join(ids)}")
                 if selection_key:
                     st.session_state.pop(selection_key, None)
+                reset_fields(f"{key}_forget_reason", f"{key}_forget_confirm")
                 st.rerun()

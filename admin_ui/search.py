@@ -50,6 +50,24 @@ class SearchForm:
         }
 
 
+def form_problem(agent: str | None, user: str | None, query: str | None, max_chars: int) -> str | None:
+    """What is missing or wrong in the explorer's form, in one sentence (None when it can run)."""
+    problems = []
+    if not (agent or "").strip():
+        problems.append("choose an agent")
+    if not (user or "").strip():
+        problems.append("choose the user it acts for")
+    text = query or ""
+    if not text.strip():
+        problems.append("type a query" if not text else "type a query (this one is only whitespace)")
+    if problems:
+        sentence = ", ".join(problems[:-1]) + (" and " if len(problems) > 1 else "") + problems[-1]
+        return sentence[0].upper() + sentence[1:] + "."
+    if len(text) > max_chars:
+        return f"The query is {len(text):,} characters long; the limit is {max_chars:,}. Shorten it and search again."
+    return None
+
+
 def retrieval_available(service) -> bool:
     return callable(getattr(service, "search", None))
 

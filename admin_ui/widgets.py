@@ -21,9 +21,25 @@ from .pagination import Page
 _MD_SPECIAL = set("\\`*_{}[]()#+-.!|<>~$:")
 
 
+# Streamlit's markdown turns " -- " into an em dash and "->", "<-", "<->", ">=", "<=", "~=" into
+# arrows and signs, on text nodes after escapes are resolved, so backslashes cannot stop it. An
+# invisible word joiner between the two characters keeps them literal on screen.
+WORD_JOINER = "\u2060"
+_TYPOGRAPHY_PAIRS = ("--", "->", "<-", ">=", "<=", "~=")
+
+
+def _break_typography(text: str) -> str:
+    for pair in _TYPOGRAPHY_PAIRS:
+        while pair in text:
+            text = text.replace(pair, pair[0] + WORD_JOINER + pair[1])
+    return text
+
+
 def md_escape(text: object) -> str:
-    """Backslash-escape markdown so dynamic text renders literally inside markdown elements."""
-    return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in str(text)).replace("\n", " ")
+    """Make dynamic text render literally inside markdown elements: markdown characters are
+    backslash-escaped and Streamlit's typographic replacements are defused."""
+    plain = _break_typography(str(text))
+    return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in plain).replace("\n", " ")
 
 
 def labeller(labels: dict):
@@ -88,6 +104,31 @@ def reason_fields(key: str, *, destructive: bool = False, confirm_text: str | No
     return reason, confirmed
 
 
+_RESET_KEY = "_reset_pending"
+
+
+def reset_fields(*keys: str) -> None:
+    """Empty the named widgets on the next run (a form after success, so the next use starts blank).
+
+    A widget's value can only be set before it is drawn, so the keys are remembered here and
+    emptied by :func:`show_flash`, which every page calls before its widgets.
+    """
+    st.session_state.setdefault(_RESET_KEY, []).extend(keys)
+
+
+def _apply_resets() -> None:
+    for name in st.session_state.pop(_RESET_KEY, []):
+        current = st.session_state.get(name)
+        if isinstance(current, bool):
+            st.session_state[name] = False
+        elif isinstance(current, str):
+            st.session_state[name] = ""
+        elif isinstance(current, list):
+            st.session_state[name] = []
+        elif name in st.session_state:
+            st.session_state[name] = None
+
+
 def check_reason(reason: str, confirmed: bool) -> bool:
     """Show why a submitted action was not run; True when it may go ahead."""
     if not reason.strip():
@@ -105,6 +146,8 @@ def flash(message: str, kind: str = "success") -> None:
 
 
 def show_flash() -> None:
+    """Show the messages of the last action, and empty the forms it asked to reset."""
+    _apply_resets()
     for kind, message in st.session_state.pop("_flash", []):
         getattr(st, kind)(md_escape(message))
 

@@ -196,7 +196,7 @@ def list_runs(store: Store, *, status: str | None = None, session_id: str | None
         "(SELECT COUNT(*) FROM extraction_candidates c WHERE c.run_id = r.id AND c.attempt = r.attempts AND c.outcome IN ('created','reinforced')) AS written "
         "FROM extraction_runs r JOIN sessions s ON s.id = r.session_id"
         + (" WHERE " + " AND ".join(where) if where else "")
-        + " ORDER BY r.created_at DESC, r.id DESC LIMIT ? OFFSET ?"
+        + " ORDER BY r.created_at DESC, r.rowid DESC LIMIT ? OFFSET ?"
     )
     return [_run_row(r) for r in store.query(sql, [*params, limit, offset])]
 

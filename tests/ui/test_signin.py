@@ -43,7 +43,7 @@ def test_nobody_sees_a_page_before_signing_in(accounts_file):
     at = AppTest.from_file(APP, default_timeout=30).run()
     assert at.title[0].value == "Sign in to agent-memory"
     with pytest.raises(ValueError):
-        at.switch_page("pages/records.py")
+        at.switch_page("app_pages/records.py")
 
 
 def test_a_wrong_password_is_refused(accounts_file):
@@ -57,7 +57,7 @@ def test_a_reviewer_signs_in_and_gets_the_staff_pages(accounts_file):
     assert not at.exception
     assert at.session_state["identity"].role == "reviewer"
     assert at.title[0].value == "Overview"
-    at.switch_page("pages/review_queue.py").run()
+    at.switch_page("app_pages/review_queue.py").run()
     assert at.title[0].value == "Review queue"
 
 
@@ -66,7 +66,7 @@ def test_a_user_account_gets_only_their_own_memory(accounts_file):
     assert at.title[0].value == "My memory"
     for page in ("overview.py", "search_explorer.py", "grants.py", "logs.py"):
         with pytest.raises(ValueError):
-            at.switch_page(f"pages/{page}")
+            at.switch_page(f"app_pages/{page}")
 
 
 def test_demo_mode_signs_in_the_demo_operator_only_on_localhost(accounts_file, server_address, monkeypatch):

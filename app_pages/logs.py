@@ -59,5 +59,5 @@ if chosen is not None:
     if which == "search" and entry:
         if st.button("Open in the search explorer", key="logs_open_in_explorer"):
             st.session_state["explorer_load_id"] = entry["id"]
-            st.switch_page("pages/search_explorer.py")
+            st.switch_page("app_pages/search_explorer.py")
     st.json(entry, expanded=True)

@@ -23,9 +23,11 @@ def _open(search_id: str) -> None:
     try:
         response = search.load_search(service, search_id)
     except Exception as exc:  # noqa: BLE001
+        st.session_state.pop("explorer_response", None)
         show_error(exc)
         return
     if response is None:
+        st.session_state.pop("explorer_response", None)
         st.error(md_escape(f"No search {search_id} in the log."))
         return
     st.session_state["explorer_response"] = response
@@ -58,7 +60,8 @@ with st.form("explorer_form"):
                          placeholder="Choose or type an agent id")
     user = c2.selectbox("Acting for user", users, index=None, accept_new_options=True, key="explorer_user",
                         placeholder="Choose or type a user id")
-    query = st.text_input("Query", key="explorer_query", max_chars=2000)
+    # No max_chars: the browser would silently drop a longer paste; the length is checked below instead.
+    query = st.text_input("Query", key="explorer_query")
     with st.expander("Filters and flags"):
         f1, f2, f3 = st.columns(3)
         types = f1.multiselect("Types", RECORD_TYPES, key="explorer_types")
@@ -78,8 +81,11 @@ with st.form("explorer_form"):
     submitted = st.form_submit_button("Search", key="explorer_run", type="primary")
 
 if submitted:
-    if not (agent and user and query.strip()):
-        st.error("Choose an agent and a user, and type a query.")
+    problem = search.form_problem(agent, user, query, service.settings.retrieval.max_query_chars)
+    if problem:
+        # A failed search must not leave the previous answer underneath, as if it answered this input.
+        st.session_state.pop("explorer_response", None)
+        st.error(md_escape(problem))
     else:
         form = search.SearchForm(agent, user, query, types, time_from, time_to, hints, int(limit), historical,
                                  rewrite if service.llm is not None else None,
@@ -89,6 +95,7 @@ if submitted:
                 st.session_state["explorer_response"] = search.run_search(service, form)
                 st.session_state["explorer_stage"] = 1
             except Exception as exc:  # noqa: BLE001
+                st.session_state.pop("explorer_response", None)
                 show_error(exc)
 
 response = st.session_state.get("explorer_response")
