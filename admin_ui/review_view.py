@@ -14,7 +14,7 @@ from memory_core.store.records import Record
 from . import actions
 from .auth import Identity
 from .dates import resolve_review_date
-from .widgets import check_reason, flash, md_escape, read_only_note, reason_fields, reset_fields, show_error, table
+from .widgets import check_reason, content_block, flash, md_escape, read_only_note, reason_fields, reset_fields, show_error, table
 
 QUEUES = {"provisional": "Provisional records", "review_due": "Review due"}
 BULK_CHOICES = {
@@ -58,7 +58,9 @@ def _review_date_preview(service, text: str):
 def decision_forms(service, identity: Identity, record: Record, queue: str, selection_key: str) -> None:
     """The actions a reviewer can take on one record of ``queue``."""
     if queue == "review_due":
-        st.caption("Why it was flagged, and the dates the record claims")
+        st.caption("Why it was flagged")
+        content_block(record.review_reason or "no reason recorded")
+        st.caption("The dates the record claims")
         table(validity_rows(record), key="review_validity")
     if not identity.can("review"):
         read_only_note(identity, "decide on records")

@@ -129,5 +129,60 @@ def empty_headline(response) -> str | None:
     return f"No memory returned: {reason}"
 
 
+def dropping_stage(response) -> int | None:
+    """The 1-based number of the stage that left nothing to return (None if something was returned)."""
+    if response.results or not response.trace.stages:
+        return None
+    stages = response.trace.stages
+    for number in range(len(stages), 0, -1):
+        if stages[number - 1].dropped:
+            return number
+    for number, stage in enumerate(stages, 1):  # nothing dropped: the first stage that produced nothing
+        outputs = stage.outputs or {}
+        if stage.status == "ran" and any(isinstance(v, list) and not v for v in outputs.values()):
+            return number
+    return None
+
+
+def request_fields(response) -> dict[str, Any]:
+    """The explorer's widget values that reproduce a search's request (for "edit and re-run")."""
+    req = response.request
+    get = (lambda name, default=None: getattr(req, name, default))
+    return {
+        "explorer_agent": get("agent_id"), "explorer_user": get("user_id"), "explorer_query": get("query") or "",
+        "explorer_types": list(get("types") or []), "explorer_hints": ", ".join(get("entity_hints") or []),
+        "explorer_historical": bool(get("historical", False)),
+        **({"explorer_limit": int(get("limit"))} if get("limit") else {}),
+    }
+
+
+def with_content(items: Any, contents: dict[str, str]) -> Any:
+    """``items`` (stage outputs or dropped lists) with each record id's content added beside it."""
+    if isinstance(items, list):
+        return [with_content(item, contents) for item in items]
+    if isinstance(items, dict):
+        out = {k: with_content(v, contents) for k, v in items.items()}
+        rid = items.get("id") or items.get("record_id")
+        if isinstance(rid, str) and rid in contents and "content" not in out:
+            out["content"] = contents[rid]
+        return out
+    return items
+
+
+def ids_in(items: Any) -> set[str]:
+    """Every record id mentioned in a stage's outputs or dropped list."""
+    found: set[str] = set()
+    if isinstance(items, list):
+        for item in items:
+            found |= ids_in(item)
+    elif isinstance(items, dict):
+        for k, v in items.items():
+            if k in ("id", "record_id") and isinstance(v, str):
+                found.add(v)
+            else:
+                found |= ids_in(v)
+    return found
+
+
 def scope_rows(response) -> list[dict[str, str]]:
     return [{"scope": scope, "why readable": why} for scope, why in sorted(response.explanation.scopes.items())]

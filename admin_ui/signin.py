@@ -22,7 +22,7 @@ from .auth import (
 )
 from .runtime import get_settings
 from .sessions import COOKIE_NAME, SIGNED_OUT, SignInStore, cookie_script
-from .widgets import md_escape
+from .widgets import md_escape, table
 
 IDENTITY_KEY = "identity"
 SIGNED_OUT_KEY = "_signed_out"
@@ -208,6 +208,6 @@ def _demo_accounts(accounts: dict, accounts_file) -> None:
     rows = [{"username": a.username, "role": a.role, "memory user": a.user_id or "",
              **({"password": passwords.get(a.username, "")} if packaged else {}),
              "name": a.display_name or ""} for a in accounts.values()]
-    st.dataframe(rows, hide_index=True, key="signin_demo_accounts")
+    table(rows, key="signin_demo_accounts")
     if packaged:
         st.caption("These passwords are published in docs/demo.md: the accounts are for the demo only.")

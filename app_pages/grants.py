@@ -27,7 +27,7 @@ scope_filter = c2.text_input("Scope contains", key="grants_scope")
 agent_id = None if agent_filter == "(any)" else agent_filter
 page = grant_rows(service, agent_id, scope_filter, page_number("grants", (agent_id, scope_filter)), get_settings().ui.page_size)
 if page.total:
-    table(page.items, key="grants_table")
+    table(page.items, key="grants_table", csv=True)
     pager("grants", page, "grants")
 else:
     empty_state("No grants match." if agent_id or scope_filter else "No grants yet: agents can only use their private scopes.",

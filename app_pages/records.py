@@ -2,12 +2,15 @@
 
 import streamlit as st
 
-from admin_ui import queries
+from admin_ui import actions, queries
 from admin_ui.record_view import render_record
 from admin_ui.runtime import get_service, get_settings
 from admin_ui.signin import require_identity
-from admin_ui.widgets import labeller, empty_state, md_escape, page_number, pager, show_flash, table
+from admin_ui.widgets import (
+    clicked_row, empty_state, labeller, md_escape, page_number, pager, permalink, show_flash, table,
+)
 
+from memory_core.errors import NotFoundError
 from memory_core.store.records import RECORD_TYPES, STATUSES
 
 identity = require_identity()
@@ -48,12 +51,25 @@ if page.total == 0:
     else:
         empty_state("No record matches these filters.", "Clear a filter, or tick 'Show forgotten' to include tombstones.")
 else:
-    table(queries.record_rows(page.items), key="records_table")
+    st.caption("Click a row to open the record; the address bar then links to it.")
+    picked = table(queries.record_rows(page.items), key="records_table", select="single", csv=True)
     pager("records", page, "records")
     options = [r.id for r in page.items]
+    clicked = clicked_row("records_table", picked)
+    if clicked is not None and clicked < len(options):
+        st.session_state["records_selected"] = options[clicked]
     labels = {r.id: f"{r.id} · {r.status} · {r.content[:80]}" for r in page.items}
-    chosen = st.selectbox("Open a record", options, index=None, format_func=labeller(labels),
-                          key="records_selected", placeholder="Choose a record on this page")
-    if chosen:
+    st.selectbox("Open a record", options, index=None, format_func=labeller(labels),
+                 key="records_selected", placeholder="Choose a record on this page")
+
+# What is open: the row or option picked here, else the record a permalink names (?record=…).
+chosen = st.session_state.get("records_selected") or st.query_params.get("record")
+permalink("record", chosen)
+if chosen:
+    try:
+        record = actions.visible_record(service, identity, chosen)
+    except NotFoundError:
+        st.warning(md_escape(f"No record {chosen} that you can see."))
+    else:
         st.divider()
-        render_record(service, identity, service.record(chosen), key="records_detail", selection_key="records_selected")
+        render_record(service, identity, record, key="records_detail", selection_key="records_selected")

@@ -6,7 +6,7 @@ from admin_ui import queries, search
 from admin_ui.runtime import get_service
 from admin_ui.search_view import render_response
 from admin_ui.signin import require_identity
-from admin_ui.widgets import labeller, empty_state, md_escape, show_error, show_flash
+from admin_ui.widgets import empty_state, labeller, md_escape, permalink, show_error, show_flash
 
 from memory_core.store.records import RECORD_TYPES
 
@@ -35,8 +35,13 @@ def _open(search_id: str) -> None:
 
 
 pending = st.session_state.pop("explorer_load_id", None)  # set by the Logs page
+linked = st.query_params.get("search")  # a permalink, unless it is the one this page wrote itself
+current = st.session_state.get("explorer_response")
 if pending:
     _open(pending)
+elif linked and linked != st.session_state.get("_explorer_link") and (current is None or current.search_id != linked):
+    st.session_state["_explorer_link"] = linked  # a bad link is reported once, not on every run
+    _open(linked)
 
 with st.expander("Open a logged search", expanded=False):
     recent = search.recent_searches(service)
@@ -79,6 +84,8 @@ with st.form("explorer_form"):
                              disabled=not service.settings.retrieval.reranker_model_path,
                              help=None if service.settings.retrieval.reranker_model_path else "No reranker model is configured.")
     submitted = st.form_submit_button("Search", key="explorer_run", type="primary")
+if st.session_state.pop("explorer_edit_note", False):
+    st.info("The form now holds that search's request: change what you like and press Search.")
 
 if submitted:
     problem = search.form_problem(agent, user, query, service.settings.retrieval.max_query_chars)
@@ -99,6 +106,8 @@ if submitted:
                 show_error(exc)
 
 response = st.session_state.get("explorer_response")
+st.session_state["_explorer_link"] = response.search_id if response is not None else None
+permalink("search", st.session_state["_explorer_link"])
 if response is None:
     empty_state("Pick an agent and the user it acts for, type a query and press Search.",
                 "The search runs the real pipeline with exactly that agent's grants and is logged like any other.")
