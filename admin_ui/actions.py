@@ -154,4 +154,5 @@ def merge_entities(service, identity: Identity, source_id: str, target_id: str, 
 
 def reembed(service, identity: Identity, progress=None) -> int:
     require(identity, "maintain")
-    return service.reembed(actor=identity.actor, progress=progress)
+    # Small batches so the progress bar moves steadily (the cost per record is the same).
+    return service.reembed(actor=identity.actor, progress=progress, batch_size=32)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
+from datetime import datetime
 from typing import Any
 
 import plotly.graph_objects as go
@@ -23,7 +24,7 @@ def _plain(text: object) -> str:
 
 
 def _layout(fig: go.Figure, height: int = 320) -> go.Figure:
-    fig.update_layout(height=height, margin=dict(l=10, r=10, t=30, b=10), legend=dict(orientation="h", y=-0.2))
+    fig.update_layout(height=height, margin=dict(l=10, r=10, t=30, b=10), legend=dict(orientation="h", y=-0.3))
     return fig
 
 
@@ -84,10 +85,18 @@ def searches_per_day_data(service) -> list[dict[str, Any]]:
     return out
 
 
+def _day_label(day: str) -> str:
+    """"2026-04-16" → "16 Apr 2026" (the x axis is categorical: only days with searches appear)."""
+    try:
+        return datetime.strptime(day, "%Y-%m-%d").strftime("%d %b %Y").lstrip("0")
+    except ValueError:
+        return day
+
+
 def searches_per_day_figure(rows: list[dict[str, Any]]) -> go.Figure:
     if not rows:
         return empty_figure("No searches logged yet")
-    days = [r["day"] for r in rows]
+    days = [_day_label(r["day"]) for r in rows]
     fig = go.Figure()
     fig.add_trace(go.Bar(x=days, y=[r["searches"] - r["empty"] for r in rows], name="answered", marker_color="#3b6fb6"))
     fig.add_trace(go.Bar(x=days, y=[r["empty"] for r in rows], name="empty answer", marker_color="#b0b7c3"))
