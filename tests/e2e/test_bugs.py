@@ -153,14 +153,15 @@ def test_bug7_escaped_text_stays_literal(app_server, page):
 
 def test_bug8_new_extraction_runs_are_listed_newest_first_under_the_demo_clock(app_server, page):
     # The demo clock stamps every run with the same instant, so only the creation order can tell
-    # them apart; with four runs a random tie-break gets the order right once in 24 tries.
+    # them apart. Run ids are random: runs are triggered until their newest-first order differs
+    # from the order of their ids, so a tie broken by id alone cannot pass by luck.
     base, store = app_server
     goto(page, base)
     nav(page, "Extraction")
     with sqlite3.connect(store) as conn:
         sessions = [r[0] for r in conn.execute(
-            "SELECT id FROM sessions WHERE ended_at IS NOT NULL ORDER BY ended_at LIMIT 4")]
-    started = []
+            "SELECT id FROM sessions WHERE ended_at IS NOT NULL ORDER BY ended_at LIMIT 8")]
+    started: list[str] = []
     for session in sessions:
         select(page, "extraction_session", session)
         click(page, "extraction_trigger")
@@ -169,6 +170,9 @@ def test_bug8_new_extraction_runs_are_listed_newest_first_under_the_demo_clock(a
         run_id = re.search(r"run_[0-9A-Za-z_]+", flash.inner_text()).group(0)
         assert run_id not in started
         started.append(run_id)
+        if len(started) >= 2 and list(reversed(started)) != sorted(started, reverse=True):
+            break
+    assert list(reversed(started)) != sorted(started, reverse=True), "eight runs whose ids happened to sort by time"
     rows = key(page, "extraction_runs_table_box").locator("tbody tr")
     for n, run_id in enumerate(reversed(started)):
         expect(rows.nth(n)).to_contain_text(run_id)
