@@ -24,13 +24,31 @@ if user_mode:
     st.caption(md_escape(f"Everything stored in scopes you own: user:{owner} and each agent's private "
                          f"agent:<agent>/{owner} scope. Open a record to see why it is remembered, or forget it."))
 
+# Facet counts (Datasette style): each option shows how many records picking it would list.
+current = queries.RecordFilter(
+    scope=None if st.session_state.get("records_scope", "(any)") == "(any)" else st.session_state.get("records_scope"),
+    types=st.session_state.get("records_types", []), statuses=st.session_state.get("records_statuses", []),
+    source_kinds=st.session_state.get("records_sources", []), owner_user_id=owner,
+    text=st.session_state.get("records_text"), include_deleted=st.session_state.get("records_include_deleted", False),
+    review_due=st.session_state.get("records_review_due", False),
+    entity_id=(st.session_state.get("records_entity") or "").strip() or None,
+)
+facets = {name: queries.facet_counts(service, current, name) for name in ("scope", "type", "status", "source_kind")}
+
+
+def _counted(facet: str):
+    return lambda value: value if value == "(any)" else f"{value} ({facets[facet].get(value, 0)})"
+
+
 with st.container(border=True):
     c1, c2, c3, c4 = st.columns(4)
-    scope = c1.selectbox("Scope", ["(any)", *queries.known_scopes(service, owner)], key="records_scope")
-    types = c2.multiselect("Type", RECORD_TYPES, key="records_types")
-    statuses = c3.multiselect("Status", STATUSES, key="records_statuses",
+    scope = c1.selectbox("Scope", ["(any)", *queries.known_scopes(service, owner)], key="records_scope",
+                         format_func=_counted("scope"))
+    types = c2.multiselect("Type", RECORD_TYPES, key="records_types", format_func=_counted("type"))
+    statuses = c3.multiselect("Status", STATUSES, key="records_statuses", format_func=_counted("status"),
                               help="Empty means every status except forgotten tombstones.")
-    sources = c4.multiselect("Source", queries.distinct_values(service, "source_kind"), key="records_sources")
+    sources = c4.multiselect("Source", queries.distinct_values(service, "source_kind"), key="records_sources",
+                             format_func=_counted("source_kind"))
     c5, c6, c7, c8 = st.columns([2, 2, 1, 1])
     text = c5.text_input("Text or record id", key="records_text")
     entity = c6.text_input("Entity id", key="records_entity", help="Records linked to this entity (see Entities).")
