@@ -38,16 +38,18 @@ def scores_figure(candidates: Any, contents: dict[str, str]) -> go.Figure:
         return empty_figure("No generator scored a candidate.")
     present = {r["generator"] for r in rows}
     names = [g for g in GENERATOR_ORDER if g in present] + sorted(present - set(GENERATOR_ORDER))
-    fig = make_subplots(rows=1, cols=len(names), subplot_titles=[plain(SCALES.get(n, n)) for n in names],
-                        horizontal_spacing=0.22 if len(names) > 1 else 0.1)
-    for col, name in enumerate(names, 1):
+    counts = [sum(1 for r in rows if r["generator"] == n) for n in names]
+    # One panel per generator, stacked, each as tall as its bars need, each with its own x axis.
+    fig = make_subplots(rows=len(names), cols=1, subplot_titles=[plain(SCALES.get(n, n)) for n in names],
+                        row_heights=[max(c, 2) for c in counts], vertical_spacing=0.3 / max(len(names), 1))
+    for row, name in enumerate(names, 1):
         mine = sorted((r for r in rows if r["generator"] == name), key=lambda r: r["score"])
         labels = [plain(snippet(contents.get(r["record_id"]), r["record_id"])) for r in mine]
         fig.add_trace(go.Bar(x=[r["score"] for r in mine], y=labels, orientation="h", name=plain(name),
                              hovertext=[plain(f"{r['record_id']} · rank {r.get('rank')}") for r in mine],
-                             hoverinfo="text+x"), row=1, col=col)
+                             hoverinfo="text+x"), row=row, col=1)
         if name == "dense":
-            fig.update_xaxes(range=[0, 1], row=1, col=col)
-    fig.update_layout(showlegend=False, height=120 + 28 * max(len([r for r in rows if r["generator"] == n]) for n in names),
-                      margin=dict(l=10, r=10, t=40, b=10), title_text="Per-generator score")
+            fig.update_xaxes(range=[0, 1], row=row, col=1)
+    fig.update_layout(showlegend=False, height=90 + 22 * sum(max(c, 2) for c in counts) + 70 * len(names),
+                      margin=dict(l=10, r=10, t=60, b=10), title_text="Per-generator score")
     return fig

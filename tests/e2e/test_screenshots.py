@@ -16,6 +16,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.app_utils import click, fill, goto, key, nav, select, wait_for_app
+from tests.e2e.test_browsing import click_row
 from tests.e2e.conftest import ARTIFACTS, ROOT
 
 pytestmark = [
@@ -40,7 +41,7 @@ def shoot(page, name: str, *shows: str) -> None:
     """Screenshot the page once it shows each text in ``shows`` (and its charts have drawn)."""
     wait_for_app(page)
     for text in shows:
-        expect(page.get_by_text(text).first).to_be_visible()
+        expect(page.get_by_text(text).filter(visible=True).first).to_be_visible()
     if page.locator('[data-testid="stPlotlyChart"]').count():
         expect(page.locator(".js-plotly-plot .main-svg").first).to_be_attached()
     assert not page.get_by_text("Traceback").count()
@@ -102,5 +103,5 @@ def test_main_pages(app_server, tall_page):
     shoot(page, "extraction", "Candidates")
 
     nav(page, "Logs")
-    select(page, "logs_search_selected", "")
-    shoot(page, "logs", "Search log")
+    click_row(page, "logs_search_table", 0)
+    shoot(page, "logs", "Search log", "Open in the search explorer")

@@ -10,7 +10,7 @@ def test_labels_are_snippets_escaped_and_each_generator_has_its_own_axis():
     labels = [y for trace in data["data"] for y in trace["y"]]
     assert all("<a" not in label and "$" not in label for label in labels)
     assert "mem_2" in labels  # no content: its id
-    assert {trace["xaxis"] for trace in data["data"]} == {"x", "x2"}
+    assert {trace["xaxis"] for trace in data["data"]} == {"x", "x2"}  # a separate axis per generator
     assert data["layout"]["xaxis"]["range"] == [0, 1]
 
 
