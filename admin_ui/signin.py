@@ -27,6 +27,7 @@ from .widgets import md_escape, table
 IDENTITY_KEY = "identity"
 SIGNED_OUT_KEY = "_signed_out"
 TOKEN_KEY = "_signin_token"
+EXPIRED_KEY = "_signin_expired"
 
 
 @st.cache_resource
@@ -46,6 +47,7 @@ def remember(identity: Identity) -> None:
     """Sign ``identity`` in for this session and keep it across reloads."""
     token = sign_in_store().create(identity)
     st.session_state.pop(SIGNED_OUT_KEY, None)
+    st.session_state.pop(EXPIRED_KEY, None)
     st.session_state[IDENTITY_KEY] = identity
     st.session_state[TOKEN_KEY] = token
 
@@ -119,6 +121,10 @@ def current_identity() -> Identity | None:
             if identity is not None:
                 remember(identity)
                 return identity
+    if cookie:  # a sign-in this server no longer knows: ask again rather than become someone else
+        st.session_state[SIGNED_OUT_KEY] = True
+        st.session_state[EXPIRED_KEY] = True
+        return None
     allowed, _ = demo_sign_in_allowed(get_settings().ui.demo_mode, server_address())
     if allowed:
         remember(demo_identity())
@@ -155,7 +161,10 @@ def render_sign_in(destination: str | None = None) -> None:
     accounts, problem = _accounts()
     if problem:
         st.error(md_escape(problem))
-    if st.session_state.get(SIGNED_OUT_KEY):
+    if st.session_state.get(EXPIRED_KEY):
+        st.info("Your earlier sign-in has ended (it expired, the server restarted, or the account changed). "
+                "Sign in again.")
+    elif st.session_state.get(SIGNED_OUT_KEY):
         st.info("You are signed out.")
     if accounts:
         with st.form("signin_form"):
