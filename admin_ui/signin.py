@@ -38,9 +38,10 @@ def sign_in_store() -> SignInStore:
 
 def _cookie() -> str | None:
     try:
-        return st.context.cookies.get(COOKIE_NAME)
-    except Exception:  # noqa: BLE001 - no browser context (AppTest, bare scripts)
+        value = st.context.cookies.get(COOKIE_NAME)
+    except Exception:  # noqa: BLE001 - no browser context (bare scripts)
         return None
+    return value if isinstance(value, str) and value else None  # AppTest answers with a mock
 
 
 def remember(identity: Identity) -> None:
