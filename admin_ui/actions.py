@@ -52,13 +52,13 @@ def forget_record(service, identity: Identity, record_id: str, reason: str) -> l
     record = visible_record(service, identity, record_id)
     if not identity.owns_scope(record.scope):
         raise PermissionDeniedError(f"record {record_id} is not in a scope you own")
-    return service.lifecycle.forget(record.id, actor=identity.actor, reason=reason)
+    return service.forget(record.id, actor=identity.actor, reason=reason)
 
 
 def confirm_record(service, identity: Identity, record_id: str, reason: str) -> Record:
     """A reviewer confirms a provisional record (promoted to confirmed at once)."""
     require(identity, "review")
-    return service.lifecycle.confirm(record_id, actor=identity.actor, reason=_reason(reason), promote=True)
+    return service.confirm(record_id, actor=identity.actor, reason=_reason(reason), promote=True)
 
 
 # A person's edit in the app is a reviewed statement, not a guess: an edited inference becomes a
@@ -85,7 +85,7 @@ def clear_review_flag(service, identity: Identity, record_id: str, reason: str, 
     when = None
     if next_review_at and next_review_at.strip():
         when = resolve_review_date(next_review_at, service.clock.now()).iso
-    return service.lifecycle.clear_review_flag(record_id, actor=identity.actor, reason=reason, next_review_at=when)
+    return service.clear_review_flag(record_id, actor=identity.actor, reason=reason, next_review_at=when)
 
 
 @dataclass
@@ -146,7 +146,7 @@ def revoke_grant(service, identity: Identity, agent_id: str, scope: str, reason:
 def merge_entities(service, identity: Identity, source_id: str, target_id: str, reason: str) -> dict:
     """The audited merge an operator approved (same-scope only; the core refuses others)."""
     require(identity, "merge")
-    return service.lifecycle.merge_entities(source_id, target_id, actor=identity.actor, reason=_reason(reason))
+    return service.merge_entities(source_id, target_id, actor=identity.actor, reason=_reason(reason))
 
 
 # -- maintenance -------------------------------------------------------------------------------

@@ -68,10 +68,6 @@ def form_problem(agent: str | None, user: str | None, query: str | None, max_cha
     return None
 
 
-def retrieval_available(service) -> bool:
-    return callable(getattr(service, "search", None))
-
-
 def run_search(service, form: SearchForm):
     """Run the real pipeline as (agent, user); the search is logged like an agent's."""
     return service.search(**form.kwargs())
@@ -113,8 +109,7 @@ def result_rows(response) -> list[dict[str, Any]]:
 
 def stage_rows(response) -> list[dict[str, Any]]:
     """The stage table: name, ran/skipped, ms, how many it dropped, first note."""
-    return [{"#": i + 1, "stage": s.name, "status": s.status, "ms": round(s.ms, 3), "dropped": len(s.dropped),
-             "note": s.notes[0] if s.notes else ""} for i, s in enumerate(response.trace.stages)]
+    return response.trace.stage_rows()
 
 
 def generator_rows(response) -> list[dict[str, Any]]:
