@@ -210,7 +210,7 @@ def _published_demo_passwords(path: str) -> dict[str, str]:
 
 def _demo_accounts(accounts: dict, accounts_file) -> None:
     """In demo mode: the accounts one can sign in with, and (for the packaged demo file) their passwords."""
-    from .launch import DEMO_ACCOUNTS
+    from memory_core.app_launch import DEMO_ACCOUNTS
 
     st.subheader("Demo accounts")
     packaged = accounts_file is not None and Path(accounts_file).resolve() == DEMO_ACCOUNTS.resolve()

@@ -99,3 +99,19 @@ def test_signing_out_does_not_sign_the_demo_operator_back_in(accounts_file, serv
 def test_no_sign_in_configured_explains_how(ui_store):
     at = AppTest.from_file(APP, default_timeout=30).run()
     assert any("No sign-in is configured" in t for t in shown_text(at))
+
+
+def test_the_demo_sign_in_page_lists_the_packaged_accounts_with_their_published_passwords(ui_store, server_address,
+                                                                                          monkeypatch):
+    from memory_core.app_launch import DEMO_ACCOUNTS
+
+    monkeypatch.setenv("MEMORY_UI__DEMO_MODE", "true")
+    monkeypatch.setenv("MEMORY_UI__ACCOUNTS_FILE", str(DEMO_ACCOUNTS))
+    server_address("0.0.0.0")  # demo mode on a shared address: nobody is signed in automatically
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    assert not at.exception, [e.value for e in at.exception]
+    listing = next(d.value for d in at.dataframe if "password" in d.value.columns)
+    rows = {r["username"]: (r["role"], r["password"]) for _, r in listing.iterrows()}
+    assert rows["alice"] == ("user", "alice-demo-2026")
+    assert rows["operator"] == ("operator", "operator-demo-2026")
+
