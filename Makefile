@@ -13,7 +13,7 @@ export TOKENIZERS_PARALLELISM := false
 DEMO_STORE ?= var/demo.sqlite
 PORT ?= 8501
 
-.PHONY: install browser test run demo-store clean
+.PHONY: install browser test run demo-store screenshots clean
 
 $(STAMP): requirements.txt requirements-dev.txt requirements.lock pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -31,6 +31,10 @@ browser:
 
 test: install browser
 	$(PY) -m pytest -q
+
+# Refresh docs/screenshots/ from a freshly built demo store (not part of `make test`).
+screenshots: install browser
+	UPDATE_SCREENSHOTS=1 $(PY) -m pytest -q tests/e2e/test_screenshots.py
 
 demo-store: install
 	$(VENV)/bin/agent-memory seed-demo --path $(DEMO_STORE) --force
