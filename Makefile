@@ -13,7 +13,7 @@ export TOKENIZERS_PARALLELISM := false
 DEMO_STORE ?= var/demo.sqlite
 PORT ?= 8501
 
-.PHONY: install browser test run demo-store clean
+.PHONY: install browser test run demo-store screenshots clean
 
 $(STAMP): requirements.txt requirements-dev.txt requirements.lock pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -21,6 +21,7 @@ $(STAMP): requirements.txt requirements-dev.txt requirements.lock pyproject.toml
 	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet -r requirements-dev.txt -c requirements.lock
 	$(PY) -m pip install --quiet --no-deps -e .
+	$(PY) -m memory_core.cli prepare-embedder >/dev/null || echo "warning: no ONNX embedder; searches use sentence-transformers"
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -30,6 +31,10 @@ browser:
 
 test: install browser
 	$(PY) -m pytest -q
+
+# Refresh docs/screenshots/ from a freshly built demo store (not part of `make test`).
+screenshots: install browser
+	UPDATE_SCREENSHOTS=1 $(PY) -m pytest -q tests/e2e/test_screenshots.py
 
 demo-store: install
 	$(VENV)/bin/agent-memory seed-demo --path $(DEMO_STORE) --force

@@ -25,6 +25,7 @@ from ..errors import EmbedderMismatchError, InvalidInputError, NotFoundError, Po
 from ..extract.runner import ExtractionRunner
 from ..ids import new_id
 from ..index.reembed import reembed_store
+from ..index.ann import backend_factory
 from ..index.vector_index import VectorIndex
 from ..ingest.evidence import AnthropicEntailmentJudge, OfflineEntailmentJudge
 from ..ingest.lifecycle import Lifecycle
@@ -56,7 +57,8 @@ class MemoryService(ExtractionMethods):
         self.clock = clock
         self.embedder = embedder
         self.llm = llm
-        self.index = VectorIndex(store, embedder.dim)
+        r = settings.retrieval  # the approximate backend only engages above r.ann_min_records rows
+        self.index = VectorIndex(store, embedder.dim, backend_factory(r.ann_min_records, r.ann_exact_below_allowed, r.ann_nprobe))
         offline_judge = OfflineEntailmentJudge(embedder.embed, settings.write.entailment_min_coverage, settings.write.entailment_min_cosine)
         self.judge = (
             AnthropicEntailmentJudge(llm, offline_judge)
@@ -227,7 +229,8 @@ class MemoryService(ExtractionMethods):
                valid_until: datetime | None = None, review_at: datetime | None = None,
                attribute: str | None = None) -> WriteOutcome:
         """Write a new version of ``record``; without a session (a person editing in the admin app)
-        the original source kind and evidence are kept, since a reviewer may only narrow a record."""
+        the original evidence is kept, and the source kind too unless ``source_kind`` names the
+        person's own (the admin app passes ``system`` for a reviewer's edit of an inference)."""
         if session is not None:
             access = session.access()
             agent_id, user_id, session_id = session.agent_id, session.user_id, session.id
@@ -237,7 +240,7 @@ class MemoryService(ExtractionMethods):
         keep_source = session is None
         request = WriteRequest(
             type=record.type, content=content, scope=Scope(record.scope_kind, record.scope_id),
-            source_kind=record.source_kind if keep_source else (source_kind or "agent_inference"),
+            source_kind=(source_kind or record.source_kind) if keep_source else (source_kind or "agent_inference"),
             agent_id=agent_id, user_id=user_id, actor=actor, attribute=attribute if attribute is not None else record.attribute,
             evidence=record.evidence if keep_source else evidence, session_id=session_id,
             tags=list(record.tags), event_at=parse_ts(record.event_at),
@@ -253,6 +256,34 @@ class MemoryService(ExtractionMethods):
     def write(self, request: WriteRequest, access: ScopeAccess) -> WriteOutcome:
         """Validate and write one record as ``access`` allows (path A; extraction uses it too)."""
         return self.ingestor.write(request, access)
+
+    def write_system_fact(self, *, scope: str, content: str, attribute: str | None = None, about: str | None = None,
+                          about_kind: str = "other", source_ref: str | None = None, actor: str = "host",
+                          tags: list[str] | None = None, valid_from: datetime | None = None,
+                          valid_until: datetime | None = None) -> WriteOutcome:
+        """Host API: write a ``system`` fact (rank 3, confirmed) from an authoritative store.
+
+        Never reachable through the model's tools. It runs the same write stages and is logged
+        like any write (operation ``system_fact``); the host, not a grant, vouches for the scope.
+        """
+        target = parse_scope(scope)
+        access = ScopeAccess("host", "host", writable={target.key: f"host system fact by {actor}"},
+                             readable={target.key: "host"})
+        request = WriteRequest(
+            type="semantic", content=content, scope=target, source_kind="system", agent_id="host",
+            user_id=target.id if target.kind == "user" else "host", actor=actor, attribute=attribute, about=about,
+            about_kind=about_kind, tags=list(tags or []), valid_from=valid_from, valid_until=valid_until,
+            source_ref=source_ref, operation="system_fact",
+        )
+        return self.ingestor.write(request, access)
+
+    def log_refused_write(self, **attempt: Any) -> int:
+        """Record a refused write attempt in the write log (``Ingestor.log_refusal``)."""
+        return self.ingestor.log_refusal(**attempt)
+
+    def procedure(self, record_id: str) -> dict | None:
+        """Name, trigger, steps and pitfalls of a procedural record (None if it has none)."""
+        return self.ingestor.procedure(record_id)
 
     def forget(self, record_id: str, **options: Any) -> list[str]:
         """Tombstone a record and its earlier versions and erase their text (``Lifecycle.forget``)."""
