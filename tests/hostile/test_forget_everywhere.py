@@ -91,6 +91,9 @@ def test_event_log_stays_append_only_except_for_redaction(service):
 
 
 def test_a_forgotten_summary_does_not_take_other_turns_with_it(service):
+    from memory_core.ingest.write_types import WriteRequest
+    from memory_core.policy.scopes import Scope
+
     service.grant("assistant", "user:alice", read=True, write=True, actor="test")
     session_id, run_id = ended_session(service, [
         ("user", "Please help me plan the garden beds this spring."),
@@ -99,11 +102,16 @@ def test_a_forgotten_summary_does_not_take_other_turns_with_it(service):
     ])
     assert service.run_extraction(run_id).status == "succeeded"
     fact = service.store.scalar("SELECT id FROM records WHERE content LIKE '%Estrela%' AND source_kind != 'session_summary'")
-    summary = service.store.scalar("SELECT id FROM records WHERE source_kind = 'session_summary'")
-    assert "garden beds" in service.record(summary).content and "Estrela" in service.record(summary).content
-    assert set(service.lifecycle.forget(fact, actor="t", reason="asked")) == {fact, summary}
+    # A summary (as an extractor may write one) that quotes the first turn and repeats the fact.
+    opener = "Please help me plan the garden beds this spring."
+    summary = service.write(WriteRequest(
+        type="episodic", scope=Scope("user", "alice"), source_kind="session_summary", agent_id="assistant", user_id="alice",
+        actor="test", content=f"The user opened with: \u201c{opener}\u201d and said: I live in Lisbon now, near the Estrela basilica.",
+        evidence=opener, session_id=session_id, source_ref=session_id, evidence_verified=True, evidence_turn=0, dedupe=False,
+    ), service.access("assistant", "alice")).record.id
+    assert summary in service.lifecycle.forget(fact, actor="t", reason="asked")
     turns = service.transcript(session_id)
-    assert turns[0]["content"] == "Please help me plan the garden beds this spring."
+    assert turns[0]["content"] == opener  # the summary's own quote is another turn: not part of the memory
     assert "Estrela" not in turns[2]["content"] and "[forgotten]" in turns[2]["content"]
 
 

@@ -55,7 +55,7 @@ def date_texts(draw) -> str:
 
 def _counts(service) -> tuple[int, ...]:
     q = service.store.scalar
-    return (q("SELECT COUNT(*) FROM records"), q("SELECT COUNT(*) FROM write_log"), q("SELECT COUNT(*) FROM search_log"),
+    return (q("SELECT COUNT(*) FROM records"), q("SELECT COUNT(*) FROM write_log WHERE outcome != 'refused'"), q("SELECT COUNT(*) FROM search_log"),
             q("SELECT COUNT(*) FROM events"), q("SELECT COUNT(*) FROM turns"))
 
 
