@@ -34,7 +34,7 @@ def ended_sessions(service, agent_id: str | None = None, user_id: str | None = N
     total = service.store.scalar(f"SELECT COUNT(*) FROM sessions s WHERE {where}", params) or 0
     page, offset = page_bounds(page, page_size, total)
     rows = service.store.query(
-        f"SELECT s.id AS session_id, s.agent_id, s.user_id, s.project_id, s.started_at, s.ended_at, "
+        f"SELECT s.id AS session_id, s.agent_id, s.user_id, s.project_id, s.framework, s.trigger_mode, s.started_at, s.ended_at, "
         f"(SELECT COUNT(*) FROM turns t WHERE t.session_id = s.id) AS turns, "
         f"(SELECT r.id FROM extraction_runs r WHERE r.session_id = s.id ORDER BY r.created_at DESC LIMIT 1) AS latest_run, "
         f"(SELECT r.status FROM extraction_runs r WHERE r.session_id = s.id ORDER BY r.created_at DESC LIMIT 1) AS run_status "

@@ -9,15 +9,10 @@ framework's own entry point (``agent.invoke`` / ``crew.kickoff``).
 from __future__ import annotations
 
 import importlib.util
-import os
 
 import pytest
 
 from memory_core.adapters.script import Script
-
-for _name, _value in (("CREWAI_TRACING_ENABLED", "false"), ("CREWAI_DISABLE_TELEMETRY", "true"), ("OTEL_SDK_DISABLED", "true"),
-                      ("CREWAI_DISABLE_TRACKING", "true"), ("LANGSMITH_TRACING", "false"), ("LANGCHAIN_TRACING_V2", "false")):
-    os.environ[_name] = _value
 
 ORDER_TEXT = "Order 4411 shipped on 2026-03-04 by courier Rapidex."
 FRAMEWORKS = ("deepagents", "crewai")
