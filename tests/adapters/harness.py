@@ -32,7 +32,7 @@ class DeepAgentsHarness:
     framework = "deepagents"
 
     def __init__(self, service, *, trigger_mode="tool_only", agent_id="assistant", user_id="alice", session_id="ses-1",
-                 project_id=None, listeners=()):
+                 project_id=None, listeners=(), model=None):
         from deepagents import create_deep_agent
         from langchain_core.tools import StructuredTool
         from langgraph.checkpoint.memory import InMemorySaver
@@ -44,7 +44,7 @@ class DeepAgentsHarness:
         self.memory = DeepAgentsMemory(service, trigger_mode=trigger_mode, listeners=list(listeners))
         lookup = StructuredTool.from_function(lambda order_id: ORDER_TEXT, name="lookup_order",
                                               description="Look up an order's shipping status by its id.")
-        self.agent = create_deep_agent(model=ScriptedChatModel(script=self.script), tools=[lookup],
+        self.agent = create_deep_agent(model=model or ScriptedChatModel(script=self.script), tools=[lookup],
                                        system_prompt="You are a helpful assistant.", middleware=[self.memory.middleware()],
                                        checkpointer=InMemorySaver())
         self.configurable = {"thread_id": session_id, "agent_id": agent_id, "user_id": user_id}
@@ -70,7 +70,7 @@ class CrewAIHarness:
     framework = "crewai"
 
     def __init__(self, service, *, trigger_mode="tool_only", agent_id="assistant", user_id="alice", session_id="ses-1",
-                 project_id=None, listeners=()):
+                 project_id=None, listeners=(), model=None):
         from crewai import Agent, Crew, Task
         from crewai.tools import BaseTool
 
@@ -87,7 +87,7 @@ class CrewAIHarness:
         self.script = Script()
         self.memory = CrewAIMemory(service, trigger_mode=trigger_mode, listeners=list(listeners))
         agent = Agent(role="Assistant", goal="Help the user", backstory="You are a helpful assistant.",
-                      llm=ScriptedLLM(model="scripted", script=self.script), tools=[LookupOrder()], allow_delegation=False)
+                      llm=model or ScriptedLLM(model="scripted", script=self.script), tools=[LookupOrder()], allow_delegation=False)
         self.memory.equip(agent, agent_id=agent_id)
         task = Task(description="{user_message}", expected_output="A reply to the user.", agent=agent)
         self.crew = self.memory.attach(Crew(agents=[agent], tasks=[task]))
