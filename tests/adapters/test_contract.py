@@ -222,3 +222,11 @@ def test_nothing_from_the_store_enters_or_changes_the_prefix(framework, store, m
         for message in request.messages:
             if any(content in message["content"] for content in stored):
                 assert message["role"] in ("tool", "user"), "store content reaches the model only as a tool result"
+
+
+@pytest.mark.parametrize("bad", ["al/ice", "alice bob", "user:alice", "", "x" * 200, "ålice\u202e"])
+def test_malformed_user_ids_are_refused(framework, store, bad):
+    harness = make_harness(framework, store, user_id=bad)
+    with pytest.raises(IdentityError):
+        harness.user_turn(PREFERENCE, [Call(WRITE_PREFERENCE), Say("ok")])
+    assert store.store.scalar("SELECT COUNT(*) FROM sessions") == 0
