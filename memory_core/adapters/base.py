@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import IdentityError, SessionClosedError
+from ..errors import IdentityError
 from .identity import Identity
 from .modes import SEARCH_TOOL, TriggerMode, check_trigger_mode, host_searches, model_searches
 from .policy import memory_policy
@@ -151,10 +151,7 @@ class MemoryRuntime:
         """End the session (``session_ended``); returns the queued extraction run id, if any."""
         with self._lock:
             self._open.pop(session_id, None)
-        result = self.service.handle_event({"type": "session_ended", "session_id": session_id})
-        if not result.get("ok"):
-            raise SessionClosedError(f"session {session_id} could not be ended")
-        run_id = result.get("extraction_run_id")
+        run_id = self.service.handle_event({"type": "session_ended", "session_id": session_id}).get("extraction_run_id")
         self._emit(AdapterEvent("session_ended", session_id, self.framework, extraction_run_id=run_id))
         return run_id
 

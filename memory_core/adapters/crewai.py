@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import FrameworkUnavailableError, IdentityError
 from .base import AUTO_CALL_PREFIX, MEMORY_TOOL_NAMES, Listener, MemoryRuntime, drop_null_arguments, format_tool_result
-from .identity import require_identity
+from .identity import require_agent_id, require_identity
 from .modes import SEARCH_TOOL, TriggerMode
 
 try:
@@ -114,7 +114,7 @@ class CrewAIMemory:
 
     def equip(self, agent: Any, *, agent_id: str) -> Any:
         """Give ``agent`` the memory tools and the memory-use policy, acting as memory agent ``agent_id``."""
-        require_identity("CrewAIMemory.equip", agent_id=agent_id, user_id="-", session_id="-")
+        require_agent_id("CrewAIMemory.equip", agent_id)
         with self._lock:
             self._agent_ids[str(agent.id)] = agent_id
         agent.tools = [*[t for t in (agent.tools or []) if t.name not in MEMORY_TOOL_NAMES], *self.tools_for(agent)]

@@ -23,9 +23,9 @@ imports without them.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NotRequired
 
-from ..errors import FrameworkUnavailableError
+from ..errors import FrameworkUnavailableError, IdentityError
 from .base import AUTO_CALL_PREFIX, MEMORY_TOOL_NAMES, Listener, MemoryRuntime, format_tool_result
 from .identity import Identity, require_identity
 from .modes import SEARCH_TOOL, TriggerMode
@@ -39,8 +39,6 @@ except ImportError as exc:  # pragma: no cover - exercised only where the extra 
     raise FrameworkUnavailableError(
         "the Deep Agents adapter needs the deepagents extra: pip install 'agent-memory[deepagents]'", missing=str(exc)
     ) from exc
-
-from typing_extensions import NotRequired
 
 if TYPE_CHECKING:
     from ..service import MemoryService, Session
@@ -91,8 +89,6 @@ class DeepAgentsMemory:
         configurable = (config or {}).get("configurable") or {}
         agent_id = configurable.get("agent_id")
         if self.agent_id is not None and agent_id not in (None, self.agent_id):
-            from ..errors import IdentityError
-
             raise IdentityError(
                 f"configurable['agent_id'] is {agent_id!r} but this adapter serves agent {self.agent_id!r}",
                 source="LangGraph config['configurable']",

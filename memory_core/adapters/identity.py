@@ -58,3 +58,11 @@ def require_identity(
     if problems:
         raise IdentityError(f"{source}: " + "; ".join(problems), source=source)
     return Identity(str(agent_id), str(user_id), str(session_id), None if project_id is None else str(project_id))
+
+
+def require_agent_id(source: str, agent_id: object) -> str:
+    """``agent_id`` if it is a usable id, else IdentityError (for adapters that bind it at set-up)."""
+    try:
+        return validate_id(agent_id, "agent_id")
+    except InvalidInputError as exc:
+        raise IdentityError(f"{source}: {exc.message}", source=source) from None

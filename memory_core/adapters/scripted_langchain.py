@@ -14,7 +14,7 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, PrivateAttr
 
 from .script import Call, ModelRequest, Say, Script
 
@@ -29,7 +29,7 @@ class ScriptedChatModel(GenericFakeChatModel):
     script: Script
     messages: Any = Field(default_factory=lambda: iter(()))
     bound_tools: list[dict[str, Any]] = Field(default_factory=list)
-    _ids: Any = None
+    _ids: Any = PrivateAttr(default_factory=lambda: itertools.count(1))
 
     def bind_tools(self, tools: Any, *, tool_choice: Any = None, **kwargs: Any) -> Any:
         """Record the tool definitions (as OpenAI function schemas) and return a bound model."""
@@ -43,8 +43,6 @@ class ScriptedChatModel(GenericFakeChatModel):
         if isinstance(reply, Say):
             message = AIMessage(content=reply.text)
         elif isinstance(reply, Call):
-            if self._ids is None:
-                object.__setattr__(self, "_ids", itertools.count(1))
             message = AIMessage(content="", tool_calls=[
                 {"name": name, "args": dict(args), "id": f"call_{next(self._ids)}", "type": "tool_call"} for name, args in reply.calls
             ])

@@ -230,3 +230,14 @@ def test_malformed_user_ids_are_refused(framework, store, bad):
     with pytest.raises(IdentityError):
         harness.user_turn(PREFERENCE, [Call(WRITE_PREFERENCE), Say("ok")])
     assert store.store.scalar("SELECT COUNT(*) FROM sessions") == 0
+
+
+def test_an_ended_session_takes_no_more_turns(framework, store):
+    harness = make_harness(framework, store)
+    harness.user_turn("Hi.", [Say("Hello.")])
+    harness.end()
+    with pytest.raises(Exception, match="has ended"):
+        harness.user_turn("Are you still there?", [Say("Yes.")])
+    with pytest.raises(Exception, match="ended"):
+        harness.end()
+    assert [t["content"] for t in store.transcript("ses-1")] == ["Hi.", "Hello."]
