@@ -241,3 +241,10 @@ def test_an_ended_session_takes_no_more_turns(framework, store):
     with pytest.raises(Exception, match="ended"):
         harness.end()
     assert [t["content"] for t in store.transcript("ses-1")] == ["Hi.", "Hello."]
+
+
+def test_unicode_turns_round_trip_through_the_framework(framework, store):
+    text = "Ich heiße Zoë 🦊 — 東京に住んでいます. \u202eevil\u202c and a tab\tand a quote \" and {braces}"
+    harness = make_harness(framework, store)
+    harness.user_turn(text, [Say("Schön! 🦊 {ok}")])
+    assert [t["content"] for t in store.transcript("ses-1")] == [text, "Schön! 🦊 {ok}"]
