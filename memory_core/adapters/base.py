@@ -55,10 +55,12 @@ Listener = Callable[[AdapterEvent], None]
 def format_tool_result(result: dict[str, Any]) -> str:
     """A tool result as the text a model reads: the JSON itself, after a one-line error summary
     when the call failed, so a model that skims still sees what went wrong and why."""
-    body = json.dumps(result, ensure_ascii=False, default=str)
+    body = json.dumps(result, ensure_ascii=False, default=str)  # one line: JSON escapes newlines
     if result.get("ok") is False:
         error = result.get("error") or {}
-        return f"Error ({error.get('code', 'error')}): {error.get('message', 'the memory tool failed')}\n{body}"
+        # the summary is one line however the message reads (it can quote a model's field names)
+        summary = " ".join(f"Error ({error.get('code', 'error')}): {error.get('message', 'the memory tool failed')}".split())
+        return f"{summary[:500]}\n{body}"
     return body
 
 

@@ -63,7 +63,7 @@ def parse_tool_text(text: Any) -> Any:
     """A tool message's content as JSON when it is (error summaries precede the JSON on line two)."""
     if not isinstance(text, str):
         return text
-    for candidate in (text, text.split("\n", 1)[-1]):
+    for candidate in (text, text.rsplit("\n", 1)[-1]):
         try:
             return json.loads(candidate)
         except (json.JSONDecodeError, ValueError):
