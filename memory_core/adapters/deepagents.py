@@ -191,6 +191,10 @@ class MemoryMiddleware(AgentMiddleware):
         """Append the static memory-use policy to the system message of every model call."""
         return handler(request.override(system_message=_with_policy(request.system_message, self.memory.policy())))
 
+    async def awrap_model_call(self, request: Any, handler: Any) -> Any:
+        """The same, for agents run with ``ainvoke``/``astream``."""
+        return await handler(request.override(system_message=_with_policy(request.system_message, self.memory.policy())))
+
 
 def _with_policy(system: Any, policy: str) -> Any:
     if system is None:
