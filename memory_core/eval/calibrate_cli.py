@@ -28,7 +28,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Build the labelled set, sweep, print the pick; returns the exit code."""
-    from .calibration import calibrate, scenario_guards
+    from .calibration import calibrate
+    from .scenarios import scenario_guards
     from .locomo import load_locomo
     from .locomo_run import ask_all, build_store
 

@@ -198,12 +198,3 @@ def evaluate_floors(features: list[GateFeatures], cosine_floor: float, bm25_floo
     """Gate outcome on a (held-out) set with fixed floors."""
     c = confusion([passes(f, cosine_floor, bm25_floor, use_entity) for f in features], [f.answerable for f in features])
     return {"cosine_floor": cosine_floor, "bm25_floor": bm25_floor, "use_entity": use_entity, **c.to_dict()}
-
-
-def scenario_guards(workdir, *, settings=None, embedder=None) -> tuple[list[GateFeatures], list]:
-    """Run the scenario suite and return its gate samples (and the results, for the table)."""
-    from .scenarios import ScenarioRunner, load_scenarios
-
-    runner = ScenarioRunner(workdir, embedder=embedder, settings=settings)
-    results = [runner.run(s) for s in load_scenarios()]
-    return [g for r in results for g in r.gate_samples], results

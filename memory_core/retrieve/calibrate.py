@@ -1,6 +1,6 @@
 """Calibrating the empty-result gate's floors on a labelled fixture.
 
-    python -m memory_core.retrieve.calibrate [--fixture tests/data/gate_calibration.json] [--out calib.json]
+    python -m memory_core.eval.fixture_calibrate_cli [--fixture tests/data/gate_calibration.json] [--out calib.json]
 
 The fixture holds records of one principal, distractor records of another user (they only shape
 BM25 statistics) and queries, each either answerable (with the keys of its relevant records) or
@@ -15,11 +15,8 @@ the passing candidates, then to the higher floors.
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
 import random
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -104,11 +101,9 @@ def insert_generated_distractors(service, fixture: dict) -> int:
 
 def collect(service, fixture: dict, ids: dict[str, str]) -> list[QuerySignals]:
     """Every query's candidates with their gate signals, from searches run with the floors off."""
-    from .retriever import retriever_for
-
     principal = fixture["principal"]
     settings = service.settings.retrieval.model_copy(update={"cosine_floor": -1.0, "bm25_floor": 0.0})
-    retriever = retriever_for(service)
+    retriever = service.retriever
     out = []
     for item in fixture["queries"]:
         response = retriever.search(agent_id=principal["agent_id"], user_id=principal["user_id"], query=item["query"],
@@ -222,47 +217,3 @@ class _PrefetchingEmbedder:
         if missing:
             self._cache.update(zip(missing, self.inner.embed(missing)))
         return np.stack([self._cache[t] for t in texts]) if texts else self.inner.embed([])
-
-
-def calibrate(fixture_path: str | Path = DEFAULT_FIXTURE, *, settings=None, embedder=None) -> dict[str, Any]:
-    """Build a temporary store from the fixture, collect signals and sweep the floors."""
-    from ..clock import FixedClock
-    from ..service import MemoryService
-    from ..settings import load_settings
-
-    fixture = json.loads(Path(fixture_path).read_text())
-    settings = settings or load_settings()
-    if embedder is None:
-        from ..service import shared_embedder
-
-        embedder = shared_embedder(settings.embedder)
-    texts = [r["content"] for r in fixture["records"]] + list(fixture.get("distractors", [])) + [q["query"] for q in fixture["queries"]]
-    embedder = _PrefetchingEmbedder(embedder, texts)
-    with tempfile.TemporaryDirectory() as tmp:
-        service = MemoryService.open(Path(tmp) / "calibration.sqlite", settings, clock=FixedClock("2026-03-05T10:00:00Z"),
-                                     embedder=embedder)
-        try:
-            ids = load_fixture(service, fixture)
-            signals = collect(service, fixture, ids)
-            result = sweep(signals)
-            result["embedder"] = {"model": service.embedder.model_name, "version": service.embedder.model_version}
-            result["configured"] = evaluate(signals, settings.retrieval.cosine_floor, settings.retrieval.bm25_floor)
-        finally:
-            service.close()
-    return result
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--fixture", default=str(DEFAULT_FIXTURE))
-    parser.add_argument("--out", help="write the full result as JSON here")
-    args = parser.parse_args()
-    result = calibrate(args.fixture)
-    if args.out:
-        Path(args.out).write_text(json.dumps(result, indent=2, default=str) + "\n")
-    print(json.dumps({k: result[k] for k in ("embedder", "chosen", "configured", "cosine_band_f1_within_90pct_bm25_off", "bm25_values")},
-                     indent=2, default=str))
-
-
-if __name__ == "__main__":
-    main()

@@ -15,7 +15,7 @@ import numpy as np
 from ..policy.rules import normalise_alias
 from .filters import HardFilter
 from .fts_query import fts_expression, query_mentions, query_terms
-from .model import Candidate
+from .search_types import Candidate
 from .pipeline import SearchContext
 
 _META = "r.seq, r.id, r.type, r.status, r.scope_kind, r.scope_id, r.created_at, r.event_at, r.expires_at"

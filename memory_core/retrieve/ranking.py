@@ -10,7 +10,7 @@ from ..store.records import blob_to_vector, fetch_records
 from .filters import index_mask
 from .fts_query import fts_expression, query_terms
 from .generators import dense_candidates, entity_candidates, informative_terms, lexical_candidates
-from .model import Candidate
+from .search_types import Candidate
 from .pipeline import SearchContext
 from .scoring import (
     collapse_near_duplicates,

@@ -1,11 +1,12 @@
 """The gate floors shipped as defaults are the ones the labelled fixture supports for the packaged
 model (real MiniLM). If the embedder or the fixture changes, rerun
-``python -m memory_core.retrieve.calibrate`` and update the defaults."""
+``python -m memory_core.eval.fixture_calibrate_cli`` and update the defaults."""
 
 import pytest
 
 from memory_core import load_settings
-from memory_core.retrieve.calibrate import calibrate, evaluate, sweep, QuerySignals
+from memory_core.eval.fixture_calibrate_cli import calibrate
+from memory_core.retrieve.calibrate import evaluate, sweep, QuerySignals
 from memory_core.service import shared_embedder
 
 
