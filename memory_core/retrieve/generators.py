@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..embed import embedder_runtime
 from ..policy.rules import normalise_alias
 from .filters import HardFilter
 from .fts_query import fts_expression, query_mentions, query_terms
@@ -28,11 +29,12 @@ def _candidate(row: Any) -> Candidate:
     )
 
 
-def dense_candidates(store, index, flt: HardFilter, mask: np.ndarray, query_vec: np.ndarray, k: int) -> tuple[list[Candidate], list[dict]]:
-    """Top ``k`` records by cosine under the mask; also rows refused by the re-check (stale index)."""
-    hits = index.search(query_vec, k, mask)
+def dense_candidates(store, index, flt: HardFilter, mask: np.ndarray, query_vec: np.ndarray, k: int) -> tuple[list[Candidate], list[dict], dict]:
+    """Top ``k`` records by cosine under the mask; also rows refused by the re-check (stale index)
+    and how the index answered (exact scan or approximate index)."""
+    hits, how = index.search_explained(query_vec, k, mask)
     if not hits:
-        return [], []
+        return [], [], how
     seqs = [seq for seq, _ in hits]
     with store.lock:
         rows = store.conn.execute(
@@ -51,13 +53,14 @@ def dense_candidates(store, index, flt: HardFilter, mask: np.ndarray, query_vec:
         cand.dense_rank = len(out) + 1
         cand.cosine = float(cosine)
         out.append(cand)
-    return out, refused
+    return out, refused, how
 
 
 LEXICAL_PREFETCH = 4  # the FTS-only pass reads this many times k before the filter is applied
 
 
-def lexical_candidates(store, flt: HardFilter, expression: str, k: int, weights: tuple[float, float, float]) -> list[Candidate]:
+def lexical_candidates(store, flt: HardFilter, expression: str, k: int, weights: tuple[float, float, float],
+                       seen: dict[int, float] | None = None) -> list[Candidate]:
     """Top ``k`` FTS5 matches by BM25 among records passing the filter (score made positive).
 
     First the FTS index alone ranks its matches and the best ``LEXICAL_PREFETCH * k`` are checked
@@ -75,6 +78,8 @@ def lexical_candidates(store, flt: HardFilter, expression: str, k: int, weights:
             (expression, prefetch),
         ).fetchall()
         scores = {row[0]: float(row[1]) for row in top}
+        if seen is not None:  # the FTS-only ranking, whatever the filter (the lifecycle probe reuses it)
+            seen.update(scores)
         rows = []
         if scores:
             seqs = list(scores)
@@ -186,8 +191,10 @@ class QueryEmbeddingStage:
 
     def run(self, ctx: SearchContext) -> SearchContext:
         embedder = ctx.deps.embedder
-        ctx.query_vec = np.asarray(embedder.embed([ctx.query])[0], dtype=np.float32)
-        ctx.io(inputs={"query": ctx.query}, outputs={"model": embedder.model_name, "version": embedder.model_version, "dim": int(ctx.query_vec.shape[0])})
+        ctx.query_vec, cached = ctx.deps.query_vector(ctx.query, ctx.settings)
+        ctx.io(inputs={"query": ctx.query}, outputs={
+            "model": embedder.model_name, "version": embedder.model_version, "dim": int(ctx.query_vec.shape[0]),
+            "runtime": embedder_runtime(embedder), "cache": "hit" if cached else "miss"})
         return ctx
 
 
@@ -203,11 +210,11 @@ class DenseStage:
             ctx.note("no indexed record passes the hard filter")
             ctx.io(outputs={"candidates": []})
             return ctx
-        found, refused = dense_candidates(ctx.deps.store, ctx.deps.index, ctx.filter, ctx.mask, ctx.query_vec, k)
+        found, refused, how = dense_candidates(ctx.deps.store, ctx.deps.index, ctx.filter, ctx.mask, ctx.query_vec, k)
         for item in refused:
             ctx.note(f"seq {item['seq']}: {item['reason']}")
         _merge(ctx, "dense", found)
-        ctx.io(outputs={"candidates": [{"id": c.record_id, "rank": c.dense_rank, "cosine": round(c.cosine, 6)} for c in found]})
+        ctx.io(outputs={"index": how, "candidates": [{"id": c.record_id, "rank": c.dense_rank, "cosine": round(c.cosine, 6)} for c in found]})
         return ctx
 
 
@@ -257,7 +264,8 @@ class LexicalStage:
             ctx.skip(why)
             ctx.io(outputs={"candidates": []})
             return ctx
-        found = lexical_candidates(ctx.deps.store, ctx.filter, expression, s.candidates_per_generator, tuple(s.bm25_column_weights))
+        found = lexical_candidates(ctx.deps.store, ctx.filter, expression, s.candidates_per_generator, tuple(s.bm25_column_weights),
+                                   seen=ctx.lexical_seen)
         _merge(ctx, "lexical", found)
         ctx.io(outputs={"candidates": [{"id": c.record_id, "rank": c.lexical_rank, "bm25": round(c.bm25, 6)} for c in found]})
         return ctx

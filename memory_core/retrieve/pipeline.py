@@ -55,6 +55,10 @@ class SearchServices(Protocol):
 
     def term_document_counts(self, terms: list[str]) -> dict[str, int]: ...
 
+    def query_vector(self, text: str, settings: RetrievalSettings) -> tuple[np.ndarray, bool]:
+        """The query's vector and whether the bounded query-vector cache supplied it."""
+        ...
+
 
 class Stage(Protocol):
     name: str
@@ -83,6 +87,7 @@ class SearchContext:
     mask: np.ndarray | None = None
     query_vec: np.ndarray | None = None
     entities: list[dict[str, str]] = field(default_factory=list)
+    lexical_seen: dict[int, float] = field(default_factory=dict)  # FTS-only top matches (seq -> BM25), any filter
     pool: dict[int, Candidate] = field(default_factory=dict)
     generated: dict[str, list[int]] = field(default_factory=dict)
     ranking: list[Candidate] = field(default_factory=list)
@@ -98,6 +103,8 @@ class SearchContext:
     response_explanation: ResponseExplanation | None = None
     stages: list[StageTrace] = field(default_factory=list)
     started: float = field(default_factory=time.perf_counter)
+    log_ms: float | None = None  # set by the log stage: its own time and the total, as written to the row
+    total_ms: float | None = None
     _current: StageTrace | None = None
 
     # -- used by stages ------------------------------------------------------------------------

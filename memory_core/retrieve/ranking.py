@@ -3,13 +3,11 @@ duplicate collapse and the token budget. The arithmetic lives in :mod:`.scoring`
 
 from __future__ import annotations
 
-import numpy as np
 
 from ..clock import parse_ts
-from ..store.records import blob_to_vector, fetch_records
+from ..store.records import fetch_records
 from .filters import index_mask
-from .fts_query import fts_expression, query_terms
-from .generators import dense_candidates, entity_candidates, informative_terms, lexical_candidates
+from .generators import _META, _candidate, dense_candidates, entity_candidates
 from .search_types import Candidate
 from .pipeline import SearchContext
 from .scoring import (
@@ -150,14 +148,18 @@ def lifecycle_probe(ctx: SearchContext) -> dict:
     flt = ctx.filter.with_statuses(("provisional", "confirmed", "superseded", "expired"), include_lapsed=True)
     found: dict[int, Candidate] = {}
     if ctx.query_vec is not None:
+        # Only rows the wider filter adds (superseded, expired, lapsed): usually few, so this is a
+        # small gathered product, not a second scan of the whole matrix.
         mask = index_mask(deps.index, flt, [])
+        if ctx.mask is not None and ctx.mask.shape == mask.shape:
+            mask &= ~ctx.mask
         for cand in dense_candidates(deps.store, deps.index, flt, mask, ctx.query_vec, s.candidates_per_generator)[0]:
             found[cand.seq] = cand
-    terms = query_terms(ctx.query, s.lexical_max_terms)
-    expression = fts_expression(informative_terms(deps, terms, s.lexical_max_df_share, s.lexical_max_postings)[0])
-    if expression:
-        for cand in lexical_candidates(deps.store, flt, expression, s.candidates_per_generator, tuple(s.bm25_column_weights)):
-            found.setdefault(cand.seq, cand).bm25 = cand.bm25
+    # Lexical: FTS5 is not asked again. The lexical stage kept its FTS-only ranking (the best
+    # 4 x k matches before any filter); the historical records among them are read here.
+    if ctx.lexical_seen:
+        for cand in historical_rows(deps.store, flt, ctx.lexical_seen):
+            found.setdefault(cand.seq, cand).bm25 = ctx.lexical_seen[cand.seq]
     for cand in entity_candidates(deps.store, flt, ctx.entities, s.candidates_per_generator):
         found.setdefault(cand.seq, cand).entities = cand.entities
     if ctx.query_vec is not None:
@@ -176,6 +178,17 @@ def lifecycle_probe(ctx: SearchContext) -> dict:
             counts["passing"] += 1
             counts["ids"].append(cand.record_id)
     return counts
+
+
+def historical_rows(store, flt, seqs) -> list[Candidate]:
+    """Records among ``seqs`` that pass ``flt`` (the probe's wider filter), as candidates."""
+    where, params = flt.sql("r")
+    seqs = list(seqs)
+    with store.lock:
+        rows = store.conn.execute(
+            f"SELECT {_META} FROM records r WHERE r.seq IN ({','.join('?' * len(seqs))}) AND {where}", [*seqs, *params]
+        ).fetchall()
+    return [_candidate(row) for row in rows]
 
 
 def collapse_window(limit: int) -> int:
@@ -199,22 +212,18 @@ class CollapseStage:
         store = ctx.deps.store
         with store.lock:
             rows = {row[0]: row for row in store.conn.execute(
-                f"SELECT seq, status, content, embedding FROM records WHERE seq IN ({','.join('?' * len(seqs))})", seqs)}
+                f"SELECT seq, status, content FROM records WHERE seq IN ({','.join('?' * len(seqs))})", seqs)}
         present: list[Candidate] = []
-        dim = ctx.deps.embedder.dim
-        vectors = np.zeros((len(seqs), dim), dtype=np.float32)
         for cand in ctx.ranking:
             row = rows.get(cand.seq)
             if row is None or row["status"] == "deleted":
                 ctx.drop(cand, "record was deleted while the search ran")
                 continue
             cand.content = row["content"]
-            if row["embedding"] is not None:
-                vector = blob_to_vector(row["embedding"])
-                if vector.shape[0] == dim:
-                    vectors[len(present)] = vector
             present.append(cand)
-        vectors = vectors[: len(present)]
+        # The vectors come from the in-memory index (already refreshed for this search), not from
+        # the store's blobs: reading and decoding 30 blobs was most of this stage's time.
+        vectors = ctx.deps.index.vectors([c.seq for c in present])
         kept_ids, absorbed = collapse_near_duplicates([c.record_id for c in present], vectors, threshold)
         by_id = {c.record_id: c for c in present}
         for cand in present:

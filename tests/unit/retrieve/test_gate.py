@@ -47,6 +47,22 @@ def test_only_superseded_matches_say_so(make_service):
     assert search(service, alice, "favourite editor Emacs", historical=True).record_ids[0] == old
 
 
+def test_the_empty_answer_is_explained_without_running_fts_again(make_service):
+    service = make_service(cosine_floor=0.5)
+    alice = _principal(service)
+    old = write(alice, "The user's favourite editor is Emacs.", attribute="editor")
+    write(alice, "The user switched tools last year.", attribute="editor")
+    statements: list[str] = []
+    service.store.conn.set_trace_callback(statements.append)
+    try:
+        response = search(service, alice, "favourite editor Emacs")
+    finally:
+        service.store.conn.set_trace_callback(None)
+    assert response.explanation.gate["lifecycle_probe"]["ids"] == [old]
+    matches = [sql for sql in statements if "MATCH" in sql and not sql.startswith("--")]  # "--": FTS5 internals
+    assert len(matches) == 1, matches  # the lexical stage's query, reused by the probe
+
+
 def test_an_entity_match_passes_the_gate_on_its_own(make_service):
     service = make_service(cosine_floor=0.99, bm25_floor=1000.0)
     alice = _principal(service)
