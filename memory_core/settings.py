@@ -63,8 +63,14 @@ class WriteSettings(_Section):
     max_evidence_chars: int = Field(2000, ge=16, le=100_000, description="Longest evidence quote accepted.")
     duplicate_threshold: float = Field(
         0.93, ge=0.5, le=1.0,
-        description="Cosine at or above which a write to the same scope and type reinforces an "
-        "existing live record instead of creating a copy.",
+        description="Cosine at or above which a subject-less write to the same scope and type is compared "
+        "with an existing subject-less live record; it reinforces that record only if both state the same claim "
+        "(no differing value, polarity or wording).",
+    )
+    same_subject_reinforce_threshold: float = Field(
+        0.8, ge=0.0, le=1.0,
+        description="Cosine at or above which a write stating the same claim (no differing value, polarity or "
+        "wording) as a live record on the same subject reinforces it; below it, the write supersedes that record.",
     )
     provisional_ttl_days: float = Field(30.0, gt=0, description="Days until an unreinforced provisional record expires.")
     reinforcement_extension_days: float = Field(

@@ -1,4 +1,4 @@
-"""The offline extractor, reviewer and session summary: deterministic, no model calls.
+"""The offline extractor and reviewer (the summary is in :mod:`.offline_summary`): deterministic, no model calls.
 
 The extractor reads user turns only and proposes a candidate for a sentence (or a comma-joined
 first-person clause) that survives every veto and matches a first-person pattern in
@@ -14,9 +14,10 @@ import re
 from ..clock import format_ts
 from ..ingest.evidence import has_negation
 from ..policy.rules import SOURCE_RANK
-from .candidates import Candidate, ExtractionOutput, ReviewDecision, ReviewItem, SummaryProposal, TemporalClaim, Transcript, Turn
+from .candidates import Candidate, ExtractionOutput, ReviewDecision, ReviewItem, TemporalClaim, Transcript
 from .offline_patterns import classify
 from .offline_rules import is_joke, is_retraction, split_clauses, split_sentences, veto
+from .offline_summary import offline_summary
 from .support import supports
 
 MAX_LOGGED_SKIPS = 50
@@ -57,40 +58,6 @@ class OfflineExtractor:
                     ))
         info = {"skipped": skipped[:MAX_LOGGED_SKIPS], "skipped_total": len(skipped), "user_turns": len(user_turns)}
         return ExtractionOutput(candidates=candidates, summary=offline_summary(transcript)), info
-
-
-def _opening_quote(turn: Turn, limit: int = 240) -> str:
-    """The turn's first sentence of four words or more (a greeting says little), cut at a word
-    boundary: always a verbatim slice."""
-    sentences = split_sentences(turn.content)
-    telling = [s for s in sentences if len(s.text.split()) >= 4]
-    text = (telling or sentences)[0].text if sentences else turn.content.strip()
-    if len(text) > limit:
-        cut = text[:limit]
-        text = cut[: cut.rfind(" ")] if " " in cut else cut
-    return text
-
-
-def offline_summary(transcript: Transcript) -> SummaryProposal | None:
-    """A plain account of the session: when, who, how long, and its first and last user lines quoted."""
-    turns = transcript.turns
-    if not turns:
-        return None
-    user_turns = [t for t in turns if t.role == "user"]
-    first_at = turns[0].at
-    when = f"{first_at.day} {first_at.strftime('%B %Y')}"
-    content = (
-        f"Conversation on {when} between user {transcript.user_id} and agent {transcript.agent_id}: "
-        f"{len(turns)} turns, {len(user_turns)} from the user."
-    )
-    anchor = user_turns[0] if user_turns else turns[0]
-    opener = _opening_quote(anchor)
-    content += f" The {'user' if anchor.role == 'user' else anchor.role} opened with: \u201c{opener}\u201d"
-    if len(user_turns) > 1:
-        closer = _opening_quote(user_turns[-1])
-        if closer != opener:
-            content += f" The user's last turn began: \u201c{closer}\u201d"
-    return SummaryProposal(content=content, evidence=opener, evidence_turn=anchor.turn)
 
 
 def enclosing_sentences(text: str, quote: str) -> str:

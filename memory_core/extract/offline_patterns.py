@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..policy.claims import extract_values
 from .offline_rules import ADVERBS, capitalised_mentions, rest_pronouns, strip_markers, temporal_expressions, third_person
 
 
@@ -74,9 +75,42 @@ def _head_attribute(obj: str, suffix: str) -> str | None:
     return f"{word}_{suffix}"
 
 
+# The same thing said in other words gets the same attribute, so the write path compares them.
+_ATTRIBUTE_SYNONYMS = {"boss": "manager", "email_address": "email", "e_mail": "email", "e_mail_address": "email",
+                       "time_zone": "timezone", "home_town": "hometown", "mobile_number": "phone_number",
+                       "phone": "phone_number", "cell_number": "phone_number", "passport_expiry_date": "passport_expiry"}
+
+
+def canonical_attribute(text: str) -> str:
+    """Lower-case, underscores, British spelling of favourite, and the synonyms above."""
+    attribute = re.sub(r"\W+", "_", text.strip().lower()).strip("_")
+    attribute = re.sub(r"^favorite_", "favourite_", attribute)
+    return _ATTRIBUTE_SYNONYMS.get(attribute, attribute)
+
+
+def _liking_attribute(obj: str) -> str | None:
+    """"spicy food" → ``spicy_food_preference``: the whole object phrase up to the first boundary
+    (so liking spicy food and liking Italian food are two subjects, and loving and hating jazz one)."""
+    head = _BOUNDARY.split(obj, maxsplit=1)[0]
+    words = re.findall(r"[A-Za-z][A-Za-z0-9-]*", head)[:4]
+    if not words:
+        return None
+    words = [w.lower() for w in words]
+    if words[-1].endswith("s") and len(words[-1]) > 3 and not words[-1].endswith("ss"):
+        words[-1] = words[-1][:-1]
+    return canonical_attribute("_".join(words)) + "_preference"
+
+
 def _fact_attribute(match: re.Match, name: str | None) -> str | None:
-    if name == "from_my":
-        return re.sub(r"\W+", "_", match.group("attr").strip().lower())
+    if name in ("from_my", "my_value"):
+        return canonical_attribute(match.group("attr"))
+    if name == "family":  # "I have two kids" and "I have 3 children" are one subject: how many
+        noun = match.group("family").lower()
+        noun = {"kid": "children", "kids": "children", "child": "children", "son": "sons", "daughter": "daughters",
+                "sister": "sisters", "brother": "brothers", "dog": "dogs", "cat": "cats"}.get(noun, noun)
+        return f"{noun}_count" if noun not in ("partner", "wife", "husband") else "partner"
+    if name == "my_event":
+        return canonical_attribute(match.group("event"))
     return name
 
 
@@ -93,7 +127,8 @@ def _rule(category: str, record_type: str, pattern: str, rule: str | None, flags
 RULES: list[tuple[str, str, re.Pattern, str | None]] = [
     _rule("preference", "semantic", rf"^I\s+{ADVERBS}prefer\s+(?P<obj>.+)", "prefer"),
     _rule("preference", "semantic", r"^I(?:'d| would) rather\s+(?P<obj>.+)", None),
-    _rule("preference", "semantic", rf"^I\s+{ADVERBS}(?:like|love|enjoy|adore|hate|dislike|detest)\s+(?P<obj>.+)", None),
+    _rule("preference", "semantic", rf"^I\s+{ADVERBS}(?:like|love|enjoy|adore|hate|dislike|detest|loathe)\s+(?P<obj>.+)", "liking"),
+    _rule("preference", "semantic", r"^I\s+(?:really\s+|just\s+)?(?:don't|don’t|do not)\s+(?:really\s+)?(?:like|enjoy|love)\s+(?P<obj>.+)", "liking"),
     _rule("preference", "semantic", r"^(?:please\s+)?always\s+(?P<obj>.+)", "standing"),
     _rule("preference", "semantic", r"^(?:from now on|going forward|in (?:the )?future),?\s+(?:please\s+)?(?P<obj>.+)", "standing"),
     _rule("fact", "semantic", r"^my name is\s+(?P<obj>[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+){0,3})\W*$", "name"),
@@ -111,7 +146,7 @@ RULES: list[tuple[str, str, re.Pattern, str | None]] = [
     _rule("fact", "semantic", r"^I(?:'m| am)\s+allergic\s+to\s+(?P<obj>.+)", None),
     _rule("fact", "semantic", rf"^I(?:'m| am)\s+(?:on|in)\s+(?P<obj>{_ZONE})\b.*", "timezone", flags=0),
     _rule("fact", "semantic", rf"^I\s+{ADVERBS}(?:use|speak|code in|write in|program in|drive|ride)\s+(?P<obj>.+)", None),
-    _rule("fact", "semantic", rf"^I have\s+(?P<obj>(?:an?|one|two|three|four|five|\d+)\s+(?:[\w-]+\s+)?(?:{_FAMILY})\b.*)", None),
+    _rule("fact", "semantic", rf"^I have\s+(?P<obj>(?:an?|one|two|three|four|five|\d+)\s+(?:[\w-]+\s+)?(?P<family>{_FAMILY})\b.*)", "family"),
     _rule("fact", "semantic", r"^I(?:'m| am)\s+(?:studying|learning)\s+(?P<obj>.+)", None),
     _rule("decision", "episodic",
           r"^(?:I|we)(?:'ve| have)?\s+(?:finally\s+|just\s+)?(?:decided|agreed|chose|chosen|picked|settled on|opted)\b\s*(?P<obj>.+)", None),
@@ -120,8 +155,10 @@ RULES: list[tuple[str, str, re.Pattern, str | None]] = [
     _rule("plan", "semantic", rf"^I(?:'m| am)\s+(?:{_PLAN_VERBS})\b\s*(?P<obj>.*)", None),
     _rule("plan", "semantic", r"^I(?:'ll| will| plan to| intend to|'ve got| have got)\s+(?P<obj>.+)", None),
     _rule("plan", "semantic",
-          rf"^my\s+(?:(?!(?:{_PERSON})\b)[\w-]+\s+){{0,2}}(?:{_EVENTS})(?:\s+(?:to|from|in|at)\s+[A-Z][\w-]*)?"
-          r"\s+(?:is|are|starts|begins|ends|leaves|lands|departs|happens)\s+(?P<obj>.+)", None),
+          rf"^my\s+(?P<event>(?:(?!(?:{_PERSON})\b)[\w-]+\s+){{0,2}}(?:{_EVENTS})(?:\s+(?:to|from|in|at)\s+[A-Z][\w-]*)?)"
+          r"\s+(?:is|are|starts|begins|ends|leaves|lands|departs|happens)\s+(?P<obj>.+)", "my_event"),
+    _rule("fact", "semantic", rf"^my (?P<attr>(?!(?:{_PERSON})\b)[a-z][a-z-]*(?:\s+(?!is\b|are\b)[a-z][a-z-]*){{0,2}}) (?:is|are)\s+(?P<obj>.+)",
+          "my_value"),
 ]
 
 
@@ -142,6 +179,8 @@ def _unusable(category: str, rule: str | None, obj: str, temporal: list[tuple[st
         return bool(_DEICTIC_ANYWHERE.search(obj) or _NOT_IMPERATIVE.match(obj))
     if rule == "from_my":  # "my manager is out today" is not who the manager is
         return bool(_STATE_OBJECT.match(obj) or temporal)
+    if rule == "my_value":  # any "my X is Y" only when Y states a value (a number, date, time, amount, code)
+        return not extract_values(obj) or bool(_STATE_OBJECT.match(re.sub(r"^(?:at|on)\s+(?=\d)", "", obj)))
     return False
 
 
@@ -172,6 +211,8 @@ def classify(sentence: str) -> Proposal | None:
             continue
         obj = (match.groupdict().get("obj") or "").strip()
         if _unusable(category, rule, obj, temporal):
+            if rule in ("from_my", "my_value"):
+                continue  # a later "my X is <value>" rule may still read it
             return None
         dated: dict[str, str] = {}
         for prep, expression in temporal:
@@ -187,8 +228,10 @@ def classify(sentence: str) -> Proposal | None:
             return None  # a dated decision is usually a plan in disguise; leave it to explicit writes
         if rule == "prefer":
             attribute = _head_attribute(obj, "preference")
+        elif rule == "liking":
+            attribute = _liking_attribute(obj)
         elif rule == "standing":
-            attribute = None
+            attribute = _head_attribute(obj, "instruction")
         else:
             attribute = _fact_attribute(match, rule)
         return Proposal(category, record_type, _content(rule, body, obj), attribute, dated, capitalised_mentions(obj), correction)

@@ -76,6 +76,22 @@ _MARKERS = re.compile(
     re.IGNORECASE,
 )
 _CORRECTION = re.compile(r"^(?:actually|correction|update|oops|sorry,? i meant|i meant|to correct myself)\b", re.IGNORECASE)
+# The one negated form the extractor takes: a plain dislike ("I don't like long meetings"); the
+# negation stays in the content, so nothing is ever turned into its opposite.
+NEGATED_LIKING = re.compile(
+    r"^I\s+(?:really\s+|just\s+)?(?:don't|don’t|do not)\s+(?:really\s+)?(?:like|enjoy|love)\s+(?!(?:it|that|this|them|when|how|the way)\b)[\w-]+[^,;]*$",
+    re.IGNORECASE)
+
+
+def plain_dislike(body: str) -> bool:
+    """"I don't like long meetings": one negation, on the liking verb, and nothing after it negated."""
+    match = NEGATED_LIKING.match(body)
+    if not match:
+        return False
+    rest = re.sub(r"^.*?\b(?:like|enjoy|love)\b", "", body, count=1, flags=re.IGNORECASE)
+    return not has_negation(rest)
+
+
 ADVERBS = r"(?:(?:really|strongly|generally|usually|always|mostly|definitely|absolutely|also|still|normally|typically|much|honestly|now|currently|just|actually)\s+)*"
 
 
@@ -147,7 +163,7 @@ def veto(sentence: str) -> str | None:
         return f"hedge, condition or hypothetical ('{hedge.group(0)}')"
     if _MODAL_MAY.search(_DATE_MAY.sub("", text)):
         return "hedge ('may')"
-    if has_negation(text):
+    if has_negation(text) and not plain_dislike(body):
         return "negation"
     if _REPORTED.search(text):
         return "reported speech or quotation"

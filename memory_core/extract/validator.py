@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..ingest.evidence import fold
+from ..policy.text import fold, quote_in
 from ..ingest.writer import WriteRequest
 from ..policy.grants import ScopeAccess
 from ..policy.scopes import Scope, parse_scope, private_scope
@@ -57,12 +57,11 @@ class Validated:
 
 def locate_evidence(transcript: Transcript, quote: str, turn_hint: int | None) -> EvidenceLocation | None:
     """The turn holding ``quote`` verbatim (case, whitespace and quote marks folded), preferring the hinted turn."""
-    needle = fold(quote)
-    if not needle:
+    if not fold(quote):
         return None
 
     def holds(turn: Turn) -> bool:
-        return quote in turn.content or needle in fold(turn.content)
+        return quote_in(quote, turn.content)
 
     if turn_hint is not None:
         hinted = transcript.turn(turn_hint)

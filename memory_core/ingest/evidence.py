@@ -12,7 +12,6 @@ Two questions, asked in order:
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from dataclasses import dataclass
 from typing import Callable
@@ -20,69 +19,9 @@ from typing import Callable
 import numpy as np
 from pydantic import BaseModel, Field
 
-_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u00a0": " "})
-_WORD = re.compile(r"[\w']+", re.UNICODE)
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+from ..policy.text import FRAMING, NEGATORS, NUMBER as _NUMBER, fold, has_negation, meaningful_terms, quote_in, stem, terms  # noqa: F401 (re-exported)
 
-NEGATORS = frozenset(
-    "not no never none nobody nothing neither nor without cannot can't won't don't doesn't didn't "
-    "isn't aren't wasn't weren't shouldn't wouldn't couldn't hasn't haven't hadn't dont doesnt didnt "
-    "isnt arent wont cant".split()
-)
-# Words that frame a statement about the user rather than carry its meaning.
-FRAMING = frozenset(
-    "user user's users i i'm im me my mine myself we our us you your the a an and or of to in on at for with "
-    "is are was were be been being am has have had do does did will would shall should can could may might "
-    "that this these those it its it's there their they them he she his her him said says say told tell "
-    "prefer prefers preferred preference like likes liked want wants wanted wish really just also "
-    "please currently now".split()
-)
 ROLE_FOR_SOURCE = {"user_statement": "user", "tool_result": "tool"}
-
-
-def fold(text: str) -> str:
-    """Case-, whitespace- and quote-folded text used for verbatim matching."""
-    return " ".join(text.translate(_QUOTES).casefold().split())
-
-
-def stem(word: str) -> str:
-    """A deliberately crude stemmer: enough to match 'lives', 'lived', 'living' and 'live'.
-
-    Inflectional suffixes come off, then a final silent 'e', so every form of a verb meets at
-    the same stem ('liv'); it only has to be consistent, never pretty.
-    """
-    base = word
-    if len(word) > 4 and word.endswith(("ies", "ied")):
-        base = word[:-3] + "y"
-    elif len(word) > 5 and word.endswith("ingly"):
-        base = word[:-5]
-    elif len(word) > 4 and word.endswith("ing"):
-        base = word[:-3]
-    elif len(word) > 3 and word.endswith("ed"):
-        base = word[:-2]
-    elif len(word) > 3 and word.endswith("ly"):
-        base = word[:-2]
-    elif len(word) > 3 and word.endswith("es") and word[:-2].endswith(("s", "x", "z", "ch", "sh")):
-        base = word[:-2]
-    elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        base = word[:-1]
-    if len(base) > 3 and base.endswith("e"):
-        base = base[:-1]
-    return base
-
-
-def terms(text: str) -> list[str]:
-    words = [w.strip("'") for w in _WORD.findall(fold(text))]
-    return [w for w in words if w]
-
-
-def meaningful_terms(text: str) -> set[str]:
-    return {stem(w) for w in terms(text) if w not in FRAMING and w not in NEGATORS}
-
-
-def has_negation(text: str) -> bool:
-    words = terms(text)
-    return any(w in NEGATORS or w.endswith("n't") for w in words)
 
 
 @dataclass
@@ -94,8 +33,7 @@ class QuoteLocation:
 
 def locate_quote(conn: sqlite3.Connection, session_id: str, quote: str, role: str | None = None) -> QuoteLocation | None:
     """The first turn of ``session_id`` (optionally of ``role``) that contains ``quote``."""
-    needle = fold(quote)
-    if not needle:
+    if not fold(quote):
         return None
     sql = "SELECT turn, role, content, at FROM turns WHERE session_id = ?"
     params: list = [session_id]
@@ -103,7 +41,7 @@ def locate_quote(conn: sqlite3.Connection, session_id: str, quote: str, role: st
         sql += " AND role = ?"
         params.append(role)
     for row in conn.execute(sql + " ORDER BY turn", params):
-        if quote in row["content"] or needle in fold(row["content"]):
+        if quote_in(quote, row["content"]):
             return QuoteLocation(row["turn"], row["role"], row["at"])
     return None
 

@@ -7,7 +7,6 @@ permissions before calling.
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
 from ..clock import Clock, format_ts, parse_ts
@@ -15,8 +14,10 @@ from ..errors import ConflictError, InvalidInputError, NotFoundError
 from ..settings import WriteSettings
 from ..store.db import Store, dumps, loads
 from ..store.records import LIVE_STATUSES, Record, fetch_record, fetch_records, fts_sync, update_record
-from ..policy.rules import reinforced_confidence
+from ..policy.rules import Observation
 from .entity_resolution import add_alias
+from .evidence import locate_quote
+from .reinforcement import apply_reinforcement
 
 
 class Lifecycle:
@@ -31,35 +32,29 @@ class Lifecycle:
 
     # -- confirm / reinforce --------------------------------------------------------------------
 
-    def confirm(self, record_id: str, *, actor: str, reason: str, session_id: str | None = None, promote: bool = False) -> Record:
-        """Reinforce a live record; ``promote`` (a person confirming it) makes it confirmed at once."""
+    def confirm(self, record_id: str, *, actor: str, reason: str, session_id: str | None = None, promote: bool = False,
+                agent_id: str | None = None, evidence: str | None = None) -> Record:
+        """Reinforce a live record.
+
+        ``promote`` (a person confirming it) makes it confirmed at once. An agent's confirmation
+        counts toward promotion only from another session and with ``evidence`` found in that
+        session's transcript (a user or tool turn): the rule is ``policy.rules.is_independent``.
+        """
         now_dt = self.clock.now()
-        now = format_ts(now_dt)
         with self.store.transaction() as conn:
             record = fetch_record(conn, record_id)
             if record is None or record.status == "deleted":
                 raise NotFoundError(f"no record {record_id}", record_id=record_id)
             if record.status not in LIVE_STATUSES:
                 raise ConflictError(f"record {record_id} is {record.status}; only live records can be confirmed", status=record.status)
-            independent = promote or session_id is None or session_id != record.last_observed_session
-            observations = record.observations + (1 if independent else 0)
-            fields: dict[str, Any] = {"confidence": reinforced_confidence(record.confidence), "observations": observations, "updated_at": now}
-            if session_id:
-                fields["last_observed_session"] = session_id
-            kind = "record.reinforced"
-            if record.status == "provisional":
-                if promote or observations >= self.settings.promote_after_observations:
-                    fields.update(status="confirmed", expires_at=None)
-                    kind = "record.promoted"
-                else:
-                    extended = now_dt + timedelta(days=self.settings.reinforcement_extension_days)
-                    current = parse_ts(record.expires_at)
-                    if current is None or extended > current:
-                        fields["expires_at"] = format_ts(extended)
-            update_record(conn, record_id, **fields)
-            self.store.bump(conn, record.seq)
-            self.store.append_event(conn, at=now, kind=kind, actor=actor, record_id=record_id, reason=reason,
-                                    payload={"observations": observations, "promote": promote})
+            evidenced = False
+            if evidence and session_id:
+                # Only the user's or a tool's words count: an agent quoting itself is no evidence.
+                evidenced = bool(locate_quote(conn, session_id, evidence, "user") or locate_quote(conn, session_id, evidence, "tool"))
+            observation = Observation(session_id=session_id, agent_id=agent_id, source_kind="agent_inference",
+                                      evidenced=evidenced, person=promote)
+            apply_reinforcement(conn, self.store, record, observation, now=now_dt, settings=self.settings,
+                                actor=actor, reason=reason)
         self.index.refresh()
         updated = self.get(record_id)
         assert updated is not None

@@ -1,26 +1,7 @@
-"""Per-stage timing for write and search operations."""
+"""Per-stage timing for write operations (the timer lives in :mod:`memory_core.stages`)."""
 
 from __future__ import annotations
 
-import time
-from contextlib import contextmanager
-from collections.abc import Iterator
+from ..stages import Stage, StageTimer, run_stages
 
-
-class StageTimer:
-    """Accumulates milliseconds per named stage, in first-seen order."""
-
-    def __init__(self) -> None:
-        self.stages: dict[str, float] = {}
-        self._start = time.perf_counter()
-
-    @contextmanager
-    def stage(self, name: str) -> Iterator[None]:
-        began = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.stages[name] = round(self.stages.get(name, 0.0) + (time.perf_counter() - began) * 1000.0, 3)
-
-    def total_ms(self) -> float:
-        return round((time.perf_counter() - self._start) * 1000.0, 3)
+__all__ = ["Stage", "StageTimer", "run_stages"]

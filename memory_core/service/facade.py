@@ -262,6 +262,34 @@ class MemoryService(ExtractionMethods):
         """Validate and write one record as ``access`` allows (path A; extraction uses it too)."""
         return self.ingestor.write(request, access)
 
+    def write_system_fact(self, *, scope: str, content: str, attribute: str | None = None, about: str | None = None,
+                          about_kind: str = "other", source_ref: str | None = None, actor: str = "host",
+                          tags: list[str] | None = None, valid_from: datetime | None = None,
+                          valid_until: datetime | None = None) -> WriteOutcome:
+        """Host API: write a ``system`` fact (rank 3, confirmed) from an authoritative store.
+
+        Never reachable through the model's tools. It runs the same write stages and is logged
+        like any write (operation ``system_fact``); the host, not a grant, vouches for the scope.
+        """
+        target = parse_scope(scope)
+        access = ScopeAccess("host", "host", writable={target.key: f"host system fact by {actor}"},
+                             readable={target.key: "host"})
+        request = WriteRequest(
+            type="semantic", content=content, scope=target, source_kind="system", agent_id="host",
+            user_id=target.id if target.kind == "user" else "host", actor=actor, attribute=attribute, about=about,
+            about_kind=about_kind, tags=list(tags or []), valid_from=valid_from, valid_until=valid_until,
+            source_ref=source_ref, operation="system_fact",
+        )
+        return self.ingestor.write(request, access)
+
+    def log_refused_write(self, **attempt: Any) -> int:
+        """Record a refused write attempt in the write log (``Ingestor.log_refusal``)."""
+        return self.ingestor.log_refusal(**attempt)
+
+    def procedure(self, record_id: str) -> dict | None:
+        """Name, trigger, steps and pitfalls of a procedural record (None if it has none)."""
+        return self.ingestor.procedure(record_id)
+
     def forget(self, record_id: str, **options: Any) -> list[str]:
         """Tombstone a record and its earlier versions and erase their text (``Lifecycle.forget``)."""
         return self.lifecycle.forget(record_id, **options)

@@ -353,6 +353,33 @@ def _m0020_extraction_jobs(conn: sqlite3.Connection) -> None:
     )
 
 
+@migration(50, "procedural records: name, trigger, steps, pitfalls")
+def _m0050_procedures(conn: sqlite3.Connection) -> None:
+    # One row per procedural record version (the record row holds the description as its
+    # content and embedding; lexical search reads name and trigger from here).
+    _script(
+        conn,
+        """
+        CREATE TABLE procedures (
+            record_id TEXT PRIMARY KEY REFERENCES records(id),
+            name TEXT NOT NULL,
+            trigger TEXT NOT NULL,
+            steps TEXT NOT NULL DEFAULT '[]',
+            pitfalls TEXT NOT NULL DEFAULT '[]'
+        );
+        CREATE INDEX procedures_name ON procedures(name);
+
+        -- Forgetting a procedural record erases its name, trigger, steps and pitfalls too,
+        -- whichever code path tombstones it.
+        CREATE TRIGGER procedures_erased_with_record AFTER UPDATE OF status ON records
+        WHEN NEW.status = 'deleted'
+        BEGIN
+            DELETE FROM procedures WHERE record_id = NEW.id;
+        END;
+        """,
+    )
+
+
 @migration(70, "search settings kept once per distinct configuration")
 def _m0070_search_settings(conn: sqlite3.Connection) -> None:
     # A search_log row names its retrieval settings by content hash instead of carrying the whole

@@ -215,7 +215,11 @@ def fts_text_for(conn: sqlite3.Connection, record_seq: int) -> tuple[str, str, s
         "WHERE re.record_id = ? ORDER BY a.alias",
         (row["id"],),
     ).fetchall()
-    return row["content"], " ".join(subject_words), " ".join(a[0] for a in aliases)
+    content = row["content"]
+    procedure = conn.execute("SELECT name, trigger FROM procedures WHERE record_id = ?", (row["id"],)).fetchone()
+    if procedure is not None:  # procedures are found by words in their name and trigger (design section 3)
+        content = f"{procedure['name']}. {procedure['trigger']}"
+    return content, " ".join(subject_words), " ".join(a[0] for a in aliases)
 
 
 def fts_sync(conn: sqlite3.Connection, record_seq: int) -> None:

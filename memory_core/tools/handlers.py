@@ -8,7 +8,7 @@ from ..clock import parse_ts
 from ..errors import InvalidInputError, NotFoundError, PermissionDeniedError
 from ..ingest.writer import WriteRequest
 from ..store.records import Record
-from .registry import register
+from .registry import REFUSAL_HOOKS, register
 from .schemas import MemoryForgetInput, MemoryGetInput, MemoryReviseInput, MemoryWriteInput
 
 if TYPE_CHECKING:
@@ -38,6 +38,8 @@ def _writable_record(session: "Session", record_id: str) -> Record:
 @register("memory_write", MemoryWriteInput)
 def memory_write(session: "Session", args: MemoryWriteInput) -> dict:
     scope = session.resolve_target(args.target)
+    if args.procedure is not None and args.type != "procedural":
+        raise InvalidInputError("procedure is only for type 'procedural'", field="procedure")
     request = WriteRequest(
         type=args.type, content=args.content, scope=scope, source_kind=args.source_kind,
         agent_id=session.agent_id, user_id=session.user_id, actor=f"agent:{session.agent_id}",
@@ -45,6 +47,7 @@ def memory_write(session: "Session", args: MemoryWriteInput) -> dict:
         evidence=args.evidence, session_id=session.id, tags=list(args.tags),
         event_at=parse_ts(args.event_at), valid_from=parse_ts(args.valid_from),
         valid_until=parse_ts(args.valid_until), review_at=parse_ts(args.review_at),
+        procedure=args.procedure.model_dump() if args.procedure is not None else None,
     )
     outcome = session.service.write(request, session.access())
     return outcome.to_tool_result()
@@ -53,7 +56,12 @@ def memory_write(session: "Session", args: MemoryWriteInput) -> dict:
 @register("memory_get", MemoryGetInput)
 def memory_get(session: "Session", args: MemoryGetInput) -> dict:
     record = _readable_record(session, args.record_id)
-    return {"ok": True, "record": record.to_public()}
+    public = record.to_public()
+    if record.type == "procedural":
+        procedure = session.service.procedure(record.id)
+        if procedure is not None:
+            public["procedure"] = procedure
+    return {"ok": True, "record": public}
 
 
 @register("memory_revise", MemoryReviseInput)
@@ -77,7 +85,8 @@ def memory_revise(session: "Session", args: MemoryReviseInput) -> dict:
         raise InvalidInputError(f"{args.action} needs record_id", field="record_id")
     record = _writable_record(session, args.record_id)
     if args.action == "confirm":
-        updated = service.confirm(record.id, actor=actor, reason=args.reason, session_id=session.id)
+        updated = service.confirm(record.id, actor=actor, reason=args.reason, session_id=session.id,
+                                  agent_id=session.agent_id, evidence=args.evidence)
         return {"ok": True, "record_id": updated.id, "status": updated.status, "confidence": updated.confidence,
                 "observations": updated.observations, "expires_at": updated.expires_at}
     if not args.content:
@@ -93,3 +102,22 @@ def memory_forget(session: "Session", args: MemoryForgetInput) -> dict:
     record = _writable_record(session, args.record_id)
     ids = session.service.forget(record.id, actor=f"agent:{session.agent_id}", reason=args.reason)
     return {"ok": True, "forgotten": ids}
+
+
+WRITE_TOOLS = ("memory_write", "memory_revise", "memory_forget")
+
+
+def log_refused_write(session: "Session", name, arguments, error) -> None:
+    """Refusal hook of the write tools: a refused memory_write / memory_revise / memory_forget
+    leaves a write-log row with its reason (the write path logs the refusals it raises itself)."""
+    if name not in WRITE_TOOLS:
+        return
+    candidate = arguments if isinstance(arguments, dict) else {"raw_arguments": arguments}
+    record_id = candidate.get("record_id") if isinstance(candidate.get("record_id"), str) else None
+    session.service.log_refused_write(
+        operation=name, agent_id=session.agent_id, user_id=session.user_id, session_id=session.id,
+        actor=f"agent:{session.agent_id}", candidate=candidate, error=error, stage="tool_call", record_id=record_id,
+    )
+
+
+REFUSAL_HOOKS.append(log_refused_write)

@@ -83,6 +83,21 @@ def register(name: str, input_model: type[BaseModel], description: str | None = 
     return wrap
 
 
+# Called with (session, tool name, arguments, error) when a tool call is refused; the write tools
+# use it so every refused write attempt leaves a write-log row.
+REFUSAL_HOOKS: list[Callable[["Session", str, Any, MemoryCoreError], None]] = []
+
+
+def _report_refusal(session: "Session", name: Any, arguments: Any, exc: MemoryCoreError) -> None:
+    if getattr(exc, "write_logged", False):
+        return
+    for hook in REFUSAL_HOOKS:
+        try:
+            hook(session, name, arguments, exc)
+        except Exception:  # logging a refusal must never turn it into a crash
+            log.exception("refusal hook failed for tool %s", name)
+
+
 def error_result(exc: MemoryCoreError) -> dict[str, Any]:
     return {"ok": False, "error": exc.to_dict()}
 
@@ -114,6 +129,7 @@ def call_tool(session: ToolSession, name: Any, arguments: Any) -> dict[str, Any]
             ) from None
         return tool.handler(session, parsed)
     except MemoryCoreError as exc:
+        _report_refusal(session, name, arguments, exc)
         return error_result(exc)
     except Exception as exc:  # a bug must not crash the host's agent loop; it is logged loudly
         log.exception("tool %s failed", name)

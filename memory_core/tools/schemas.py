@@ -26,6 +26,41 @@ def _check_timestamp(value: str | None) -> str | None:
     return value
 
 
+def _inline_refs(schema: dict) -> dict:
+    """Replace ``$ref``s to ``$defs`` by the definitions themselves: some model APIs and agent
+    frameworks read only plain, self-contained JSON schema."""
+    defs = schema.pop("$defs", {})
+
+    def walk(node):
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                return walk(dict(defs[ref.split("/")[-1]]))
+            return {k: walk(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    return walk(schema)
+
+
+class ProcedureInput(ToolInput):
+    """A reusable how-to: its name, when it applies, the steps and known pitfalls."""
+
+    name: str = Field(min_length=1, max_length=120, description="Short name of the procedure; a later write with the same name is a new version.")
+    trigger: str = Field(min_length=1, max_length=500, description="When the procedure applies.")
+    steps: list[str] = Field(min_length=1, max_length=30, description="The steps, in order.")
+    pitfalls: list[str] = Field(default_factory=list, max_length=30, description="Known mistakes to avoid.")
+
+    @field_validator("steps", "pitfalls")
+    @classmethod
+    def _short_steps(cls, items: list[str]) -> list[str]:
+        for item in items:
+            if not isinstance(item, str) or not item.strip() or len(item) > 500:
+                raise ValueError("each item must be a non-empty string of at most 500 characters")
+        return items
+
+
 class MemoryWriteInput(ToolInput):
     """Save one memory now. Use for something the user said or a tool returned that will matter later."""
 
@@ -46,8 +81,13 @@ class MemoryWriteInput(ToolInput):
     valid_from: str | None = Field(None, description="The fact holds from this date (ISO-8601), if the conversation said so.")
     valid_until: str | None = Field(None, description="The fact holds until this date (ISO-8601), if the conversation said so.")
     review_at: str | None = Field(None, description="When the record should be reconsidered (ISO-8601).")
+    procedure: ProcedureInput | None = Field(None, description="For procedural records: name, trigger, steps and pitfalls; content is then the description.")
 
     _ts = field_validator("event_at", "valid_from", "valid_until", "review_at")(_check_timestamp)
+
+    @classmethod
+    def model_json_schema(cls, *args, **kwargs) -> dict:  # type: ignore[override]
+        return _inline_refs(super().model_json_schema(*args, **kwargs))
 
     @field_validator("mentions", "tags")
     @classmethod
@@ -71,7 +111,7 @@ class MemoryReviseInput(ToolInput):
     record_id: str | None = Field(None, min_length=1, max_length=64, description="The record to update or confirm.")
     content: str | None = Field(None, min_length=1, max_length=100_000, description="For update: the corrected statement.")
     source_kind: Literal["user_statement", "tool_result", "agent_inference"] = Field("agent_inference", description="What supports the update; evidence rules as for memory_write.")
-    evidence: str | None = Field(None, max_length=100_000, description="For update: exact supporting words from this conversation.")
+    evidence: str | None = Field(None, max_length=100_000, description="For update or confirm: exact supporting words from this conversation. A confirm without them does not promote a provisional record.")
     valid_from: str | None = None
     valid_until: str | None = None
     review_at: str | None = None

@@ -31,7 +31,7 @@ WRITE_ONLY = {
          "save": "cat", "expect": {"ok": True, "logged": True, "status": "confirmed", "downgraded": False, "records_added": 1}},
         {"record": {"ref": "$cat", "status": "confirmed", "subject_scope": "user:u"}},
         {"tool": {"session": "ro", "name": "memory_write", "args": {"type": "semantic", "content": "x is y.", "attribute": "x"}},
-         "expect": {"ok": False, "error_code": "permission_denied", "logged": False, "records_added": 0}},
+         "expect": {"ok": False, "error_code": "permission_denied", "logged": True, "outcome": "refused", "records_added": 0}},
         {"tool": {"session": "s", "name": "memory_write", "args": {"type": "semantic", "content": "The user's dog is Rex.",
                   "attribute": "dog", "source_kind": "user_statement", "evidence": "My dog is Rex."}},
          "expect": {"ok": True, "downgraded": False}},

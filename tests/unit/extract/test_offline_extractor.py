@@ -28,7 +28,7 @@ def extract(*user_lines: str):
     "line, content, attribute, category",
     [
         ("I prefer concise technical answers.", "The user prefers concise technical answers.", "answer_preference", "preference"),
-        ("Please always reply in British English.", "The user wants the assistant to always reply in British English.", None, "preference"),
+        ("Please always reply in British English.", "The user wants the assistant to always reply in British English.", "reply_instruction", "preference"),
         ("I live in Lisbon.", "The user lives in Lisbon.", "home_location", "fact"),
         ("I work at Acme Corp.", "The user works at Acme Corp.", "employer", "fact"),
         ("My favourite editor is Helix.", "The user's favourite editor is Helix.", "favourite_editor", "fact"),
@@ -86,7 +86,7 @@ def test_correction_is_tagged():
         "If I got the job, I'd move to Tokyo.",                  # hypothetical / conditional
         "Imagine I lived in Paris.",                             # hypothetical
         "Suppose I prefer long answers.",                        # hypothetical
-        "I don't like coffee.",                                  # negation
+        "I'm not a fan of coffee.",                              # negation
         "I never work on weekends.",                             # negation
         "I'm not moving to Lisbon.",                             # negation
         "I love Mondays lol",                                    # joke marker
@@ -130,19 +130,64 @@ def test_assistant_and_tool_turns_are_not_mined():
 
 
 def test_skipped_sentences_are_logged_with_a_reason():
-    _, info = extract("Should I move to Berlin?", "I don't like coffee.")
+    _, info = extract("Should I move to Berlin?", "I'm not a fan of coffee.")
     reasons = [s["reason"] for s in info["skipped"]]
     assert "question" in reasons and "negation" in reasons
 
 
-def test_summary_quotes_the_first_telling_user_sentence():
+def test_summary_quotes_the_request_when_nothing_else_happened():
+    # Issue 11 replaced the template (first and last user lines) with an extractive account.
     t = transcript(("user", "Hi! Can you help me plan the Atlas launch?"), ("assistant", "Sure."), ("user", "Thanks, that helps a lot."))
     summary = offline_summary(t)
     assert summary.evidence == "Can you help me plan the Atlas launch?"
     assert summary.evidence_turn == 0
-    assert "5 March 2026" in summary.content and "3 turns, 2 from the user" in summary.content
+    assert "5 March 2026" in summary.content and "(3 turns)" in summary.content
+    assert "Thanks, that helps" not in summary.content
+
+
+def test_summary_says_what_was_decided_and_done_and_why_and_never_quotes_a_joke():
+    t = transcript(
+        ("user", "lol I'm the king of France."), ("assistant", "Ha, noted."),
+        ("user", "Can you help me pick a database for the Atlas service?"), ("assistant", "Postgres or SQLite would both work."),
+        ("user", "Let's go with SQLite. Because the service is single-process and we want zero ops."),
+        ("assistant", "I've updated the design doc and created ticket ATL-42 for the migration."), ("user", "Thanks, bye!"),
+    )
+    summary = offline_summary(t)
+    assert "king of France" not in summary.content and "king of France" not in summary.evidence
+    assert "Decided (the user): \u201cLet's go with SQLite. Because the service is single-process" in summary.content
+    assert "Done (the assistant): \u201cI've updated the design doc" in summary.content
+    assert summary.evidence.startswith("Let's go with SQLite.") and summary.evidence_turn == 4
+    assert summary.evidence in t.turns[4].content  # always a verbatim span
+
+
+def test_summary_skips_a_statement_taken_back():
+    t = transcript(("user", "We decided to move the launch to Friday."), ("user", "Never mind, scratch that."),
+                   ("user", "Please send the invite to the Atlas team."))
+    summary = offline_summary(t)
+    assert "Friday" not in summary.content and "Atlas team" in summary.content
 
 
 def test_enclosing_sentence_finds_the_whole_sentence_around_a_partial_quote():
     text = "Sounds good. If I got the job, I'd move to Tokyo. Anyway."
     assert enclosing_sentences(text, "I'd move to Tokyo") == "If I got the job, I'd move to Tokyo."
+
+
+@pytest.mark.parametrize("line, content, attribute", [
+    ("I love jazz.", "The user loves jazz.", "jazz_preference"),
+    ("I hate jazz.", "The user hates jazz.", "jazz_preference"),
+    ("I don't like long meetings.", "The user doesn't like long meetings.", "long_meeting_preference"),
+    ("I really enjoy spicy food.", "The user really enjoys spicy food.", "spicy_food_preference"),
+    ("My rent is $1,450.", "The user's rent is $1,450.", "rent"),
+    ("My stand-up is at 9:30.", "The user's stand-up is at 9:30.", "stand_up"),
+    ("My boss is Priya Shah.", "The user's boss is Priya Shah.", "manager"),
+    ("I have three kids.", "The user has three kids.", "children_count"),
+])
+def test_likings_and_values_get_an_attribute_the_write_path_can_compare(line, content, attribute):
+    (candidate,), _ = extract(line)
+    assert (candidate.content, candidate.attribute) == (content, attribute)
+
+
+@pytest.mark.parametrize("line", ["I don't like it.", "I don't like not knowing.", "My sister is 12.", "My manager is out today.",
+                                  "I don't like that, it's too long."])
+def test_only_plain_dislikes_and_stated_values_are_taken(line):
+    assert extract(line)[0] == []

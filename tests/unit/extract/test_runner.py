@@ -137,8 +137,10 @@ def test_next_tuesday_is_dated_from_the_turn_and_flagged_when_due(service, alice
 
 
 def test_the_same_inference_in_two_sessions_is_reinforced_then_promoted(service, alice, clock):
+    # Issue 11: the agent's own words repeated in a later session are not an independent
+    # observation (no self-promotion); the same inference quoting the user is.
     extractor = ScriptedExtractor([{"type": "semantic", "content": "The user uses Postgres for the billing service.",
-                                    "evidence": "you'll be using Postgres for the billing service", "source_kind": "agent_inference"}])
+                                    "evidence": "using Postgres for the billing service", "source_kind": "agent_inference"}])
     use(service, extractor=extractor)
     turn = [("assistant", "So you'll be using Postgres for the billing service.")]
     _, first = ended_session(service, turn)
@@ -151,6 +153,11 @@ def test_the_same_inference_in_two_sessions_is_reinforced_then_promoted(service,
     assert detail.candidates[0]["outcome"] == "reinforced"
     row = facts(service)[0]
     assert len(facts(service)) == 1
+    assert (row["status"], row["observations"]) == ("provisional", 1)
+    clock.advance(days=1)
+    _, third = ended_session(service, [("user", "Yes, we're using Postgres for the billing service.")])
+    service.run_extraction(third)
+    row = facts(service)[0]
     assert (row["status"], row["observations"], row["expires_at"]) == ("confirmed", 2, None)
     assert row["confidence"] > 0.5
 
@@ -166,7 +173,7 @@ def test_reinforcement_below_the_promotion_count_extends_expiry(tmp_path, clock)
                                                "evidence": "Postgres for billing", "source_kind": "agent_inference"}]))
     service.run_extraction(ended_session(service, [("assistant", "Postgres for billing it is.")])[1])
     clock.advance(days=20)
-    service.run_extraction(ended_session(service, [("assistant", "Postgres for billing it is.")])[1])
+    service.run_extraction(ended_session(service, [("user", "Postgres for billing it is.")])[1])
     row = facts(service)[0]
     assert (row["status"], row["observations"]) == ("provisional", 2)
     assert row["expires_at"] == "2026-04-24T10:00:00.000000Z"  # 30 days after the reinforcement, not creation

@@ -28,14 +28,20 @@ def test_episodic_records_are_never_superseded(alice):
     assert result["error"]["code"] == "policy_refused"
 
 
-def test_confirm_from_another_session_promotes(service):
+def test_confirm_from_another_session_promotes_only_with_evidence(service):
+    # Issue 11 changed this: an agent confirming its own unevidenced guess in a later session is
+    # not an independent observation; a quote from the user in that session is.
     service.grant("assistant", "user:alice", read=True, write=True, actor="t")
     first = service.start_session(agent_id="assistant", user_id="alice")
     made = write(first, type="semantic", content="The user is training for a marathon.", attribute="training")
     same = first.call_tool("memory_revise", {"action": "confirm", "record_id": made["record_id"], "reason": "mentioned again"})
     assert same["status"] == "provisional"  # the same session is not an independent observation
     later = service.start_session(agent_id="assistant", user_id="alice")
-    confirmed = later.call_tool("memory_revise", {"action": "confirm", "record_id": made["record_id"], "reason": "said again"})
+    guess = later.call_tool("memory_revise", {"action": "confirm", "record_id": made["record_id"], "reason": "I still think so"})
+    assert guess["status"] == "provisional" and guess["expires_at"] is not None
+    later.record_turn("user", "Yes, I'm training for the Berlin marathon.")
+    confirmed = later.call_tool("memory_revise", {"action": "confirm", "record_id": made["record_id"], "reason": "the user said so",
+                                                  "evidence": "I'm training for the Berlin marathon"})
     assert confirmed["status"] == "confirmed" and confirmed["expires_at"] is None
 
 

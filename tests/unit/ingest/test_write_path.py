@@ -43,12 +43,25 @@ def test_near_duplicate_reinforces_instead_of_copying(alice, service):
 
 
 def test_two_independent_observations_promote_a_provisional_record(service):
+    # Issue 11 changed this: repeating an unevidenced guess in a later session is not an
+    # independent observation; a second observation with a located quote is.
     service.grant("assistant", "user:alice", read=True, write=True, actor="t")
     s1 = service.start_session(agent_id="assistant", user_id="alice")
     first = write(s1, type="semantic", content="The user is learning Japanese.", attribute="learning")
     s2 = service.start_session(agent_id="assistant", user_id="alice")
     second = write(s2, type="semantic", content="The user is learning Japanese.", attribute="learning")
-    assert second["outcome"] == "reinforced"
+    assert second["outcome"] == "reinforced" and second["summary"] == f"reinforced {first['record_id']}"
+    assert service.record(first["record_id"]).status == "provisional"
+    s3 = service.start_session(agent_id="assistant", user_id="alice")
+    s3.record_turn("assistant", "I believe the user is learning Japanese for beginners.")
+    mine = write(s3, type="semantic", content="The user is learning Japanese.", attribute="learning",
+                 evidence="learning Japanese for beginners")  # the agent quoting itself is no evidence
+    assert mine["outcome"] == "reinforced" and service.record(first["record_id"]).status == "provisional"
+    s3.record_turn("tool", "Course enrolment: Japanese for beginners.")
+    s3.record_turn("user", "I'm learning Japanese.")
+    third = write(s3, type="semantic", content="The user is learning Japanese.", attribute="learning",
+                  evidence="Japanese for beginners")  # an inference, but with a located quote
+    assert third["outcome"] == "reinforced" and third["source_kind"] == "agent_inference"
     assert service.record(first["record_id"]).status == "confirmed"
 
 

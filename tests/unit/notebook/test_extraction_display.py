@@ -13,7 +13,7 @@ def _run(service):
     return service.extract_transcript(agent_id="assistant", user_id="carol", turns=[
         {"role": "user", "content": f"I live in Lisbon. Say hi to {XSS} for me."},
         {"role": "assistant", "content": "Will do."},
-        {"role": "user", "content": f"Thanks, and ignore {SCRIPT}."},
+        {"role": "user", "content": f"Please send the minutes to {SCRIPT} by Friday."},
     ])
 
 
@@ -22,7 +22,7 @@ def test_a_run_shows_candidates_evidence_verdicts_and_outcomes(service):
     markup = detail._repr_html_()
     assert_safe(markup)
     assert f"extraction run {detail.run['id']} · succeeded" in markup
-    assert "&lt;script&gt;alert(2)&lt;/script&gt;" in markup  # the summary quotes the user's last turn, escaped
+    assert "&lt;script&gt;alert(2)&lt;/script&gt;" in markup  # the summary quotes the user's request, escaped
     for c in detail.candidates:
         assert c["verdict"] in markup and c["outcome"] in markup
     assert "<table>" in markup and "stage timings" in markup

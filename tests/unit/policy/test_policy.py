@@ -54,3 +54,23 @@ def test_revoke_removes_access_and_is_audited(service):
     assert not service.access("bot", "alice").can_read("project:atlas")
     kinds = [r["kind"] for r in service.store.query("SELECT kind FROM events ORDER BY seq")]
     assert kinds == ["grant.added", "grant.revoked"]
+
+
+def test_reinforcement_promotes_only_on_independent_evidenced_observations():
+    from datetime import datetime, timezone
+
+    from memory_core.policy.rules import Observation, is_independent, plan_reinforcement
+
+    now = datetime(2026, 3, 5, tzinfo=timezone.utc)
+    base = dict(status="provisional", source_kind="agent_inference", confidence=0.5, observations=1, expires_at=None,
+                last_observed_session="s1", now=now, promote_after=2, extension_days=30)
+    guess_again = Observation("s2", "assistant", "agent_inference", evidenced=False)
+    quoted = Observation("s2", "assistant", "agent_inference", evidenced=True)
+    same_session = Observation("s1", "assistant", "agent_inference", evidenced=True)
+    assert not is_independent("s1", guess_again) and not is_independent("s1", same_session) and is_independent("s1", quoted)
+    plan = plan_reinforcement(observation=guess_again, **base)
+    assert not plan.promoted and plan.fields["expires_at"] is not None and "last_observed_session" not in plan.fields
+    assert plan_reinforcement(observation=quoted, **base).promoted
+    assert plan_reinforcement(observation=Observation(None, None, "agent_inference", person=True), **base).promoted
+    stronger = plan_reinforcement(observation=Observation("s1", "a", "user_statement", evidenced=True), **base)
+    assert stronger.promoted and stronger.fields["source_kind"] == "user_statement"

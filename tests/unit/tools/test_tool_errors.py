@@ -4,11 +4,16 @@ import pytest
 
 from memory_core import MemoryService
 
-COUNTED = ("records", "events", "write_log", "entities", "records_fts", "index_changes")
+COUNTED = ("records", "events", "entities", "records_fts", "index_changes", "procedures")
+WRITE_TOOLS = ("memory_write", "memory_revise", "memory_forget")
 
 
 def snapshot(service):
     return {table: service.store.scalar(f"SELECT COUNT(*) FROM {table}") for table in COUNTED}
+
+
+def refusals(service):
+    return [dict(r) for r in service.store.query("SELECT * FROM write_log WHERE outcome = 'refused' ORDER BY seq")]
 
 
 BAD_CALLS = [
@@ -44,6 +49,14 @@ def test_bad_calls_return_structured_errors_and_write_nothing(alice, service, na
     assert result["error"]["message"]
     json.dumps(result)  # a model can read it
     assert snapshot(service) == before
+    # Issue 11: a refused write attempt is not silent; it leaves exactly one write-log row with its reason.
+    logged = refusals(service)
+    assert service.store.scalar("SELECT COUNT(*) FROM write_log WHERE outcome != 'refused'") == 0
+    if name in WRITE_TOOLS:
+        assert len(logged) == 1 and logged[0]["operation"] == name
+        assert json.loads(logged[0]["validation"])["refused"]["code"] == code
+    else:
+        assert logged == []
 
 
 def test_write_without_grant_is_refused_and_writes_nothing(service):
@@ -52,6 +65,10 @@ def test_write_without_grant_is_refused_and_writes_nothing(service):
     result = session.call_tool("memory_write", {"type": "semantic", "content": "The user likes tea.", "attribute": "drink"})
     assert result["error"]["code"] == "permission_denied"
     assert snapshot(service) == before
+    (row,) = refusals(service)
+    refused = json.loads(row["validation"])["refused"]
+    assert refused["stage"] == "permission_check" and refused["code"] == "permission_denied" and refused["message"]
+    assert row["agent_id"] == "stranger" and json.loads(row["candidate"])["content"] == "The user likes tea."
 
 
 def test_ids_with_slashes_are_rejected(service):
@@ -65,7 +82,7 @@ def test_ids_with_slashes_are_rejected(service):
 
 
 def test_failure_inside_the_transaction_rolls_everything_back(alice, service, monkeypatch):
-    from memory_core.ingest import writer
+    from memory_core.ingest import write_stages as writer
 
     def explode(*args, **kwargs):
         raise RuntimeError("disk on fire")

@@ -1,0 +1,62 @@
+"""Write-log rows: one per write attempt, whether it wrote, reinforced or was refused.
+
+Section 13 of the design asks that every write can be reconstructed from the log; a refusal
+(no permission, unknown target, bad input, a policy refusal) is a write attempt too, so it gets a
+row with ``outcome = 'refused'``, the error code, message and the stage that refused it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..clock import format_ts
+from ..store.db import dumps
+
+_LOG_SQL = (
+    "INSERT INTO write_log (at, operation, agent_id, user_id, session_id, actor, outcome, record_id, status, source_kind, "
+    "candidate, validation, stages, total_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+)
+MAX_LOGGED_TEXT = 4000  # a refused oversized input is logged cut, never whole
+
+
+def candidate_of(req) -> dict[str, Any]:
+    """The logged form of a WriteRequest."""
+    out = {
+        "type": req.type, "content": req.content, "attribute": req.attribute, "scope": req.scope.key,
+        "source_kind": req.source_kind, "about": req.about, "mentions": req.mentions, "evidence": req.evidence,
+        "tags": req.tags, "event_at": format_ts(req.event_at), "valid_from": format_ts(req.valid_from),
+        "valid_until": format_ts(req.valid_until), "review_at": format_ts(req.review_at),
+    }
+    if req.procedure is not None:
+        out["procedure"] = req.procedure
+    return out
+
+
+def insert_log_row(conn, *, at: str, operation: str, agent_id: str | None, user_id: str | None, session_id: str | None,
+                   actor: str, outcome: str, record_id: str | None, status: str | None, source_kind: str | None,
+                   candidate: dict, validation: dict, stages: dict, total_ms: float) -> int:
+    """Append one write-log row; returns its seq."""
+    cur = conn.execute(_LOG_SQL, (at, operation, agent_id, user_id, session_id, actor, outcome, record_id, status,
+                                  source_kind, dumps(candidate), dumps(validation), dumps(stages), total_ms))
+    return int(cur.lastrowid)
+
+
+def clip(value: Any) -> Any:
+    """Cut long strings (recursively) so a refused oversized input does not bloat the log."""
+    if isinstance(value, str):
+        return value if len(value) <= MAX_LOGGED_TEXT else value[:MAX_LOGGED_TEXT] + f"... [{len(value)} characters]"
+    if isinstance(value, dict):
+        return {str(k)[:200]: clip(v) for k, v in list(value.items())[:50]}
+    if isinstance(value, (list, tuple)):
+        return [clip(v) for v in list(value)[:50]]
+    if value is None or isinstance(value, (int, float, bool)):
+        return value
+    return clip(repr(value))
+
+
+def refusal_validation(exc: Exception, stage: str | None) -> dict[str, Any]:
+    """The validation column of a refused write: code, message, details and the refusing stage."""
+    to_dict = getattr(exc, "to_dict", None)
+    error = to_dict() if callable(to_dict) else {"code": "internal_error", "message": type(exc).__name__}
+    return {"refused": {"code": error.get("code"), "message": error.get("message"), "details": clip(error.get("details")),
+                        "stage": stage}}
