@@ -27,7 +27,7 @@ CREWAI_STAMP := $(CREWAI_VENV)/.installed
 DEMO_STORE ?= var/demo.sqlite
 PORT ?= 8501
 
-.PHONY: install browser test test-crewai crewai-venv run demo-store clean
+.PHONY: install browser test test-crewai crewai-venv run demo-store screenshots clean
 
 $(STAMP): requirements.txt requirements-dev.txt requirements.lock pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -59,6 +59,10 @@ browser:
 test: install browser crewai-venv
 	$(PY) -m pytest -q
 	$(MAKE) --no-print-directory test-crewai
+
+# Refresh docs/screenshots/ from a freshly built demo store (not part of `make test`).
+screenshots: install browser
+	UPDATE_SCREENSHOTS=1 $(PY) -m pytest -q tests/e2e/test_screenshots.py
 
 demo-store: install
 	$(VENV)/bin/agent-memory seed-demo --path $(DEMO_STORE) --force

@@ -1,20 +1,24 @@
 """agent-memory admin app: ``streamlit run app.py`` (or ``agent-memory serve``).
 
-Pages live in ``pages/``; their logic lives in ``admin_ui/``. Nobody sees a page before signing
+Pages live in ``app_pages/``; their logic lives in ``admin_ui/``. Nobody sees a page before signing
 in, and the menu holds only the pages the signed-in role may open.
 """
 
 import streamlit as st
 
-from admin_ui.navigation import build_pages, sidebar
-from admin_ui.signin import current_identity, render_sign_in
+from admin_ui.navigation import FAVICON, build_pages, sign_in_pages, sidebar
+from admin_ui.signin import current_identity, keep_cookie
 
-st.set_page_config(page_title="agent-memory admin", page_icon=":material/memory:", layout="wide")
+st.set_page_config(page_title="agent-memory admin", page_icon=FAVICON, layout="wide")
 
 identity = current_identity()
 if identity is None:
-    page = st.navigation([st.Page(render_sign_in, title="Sign in", icon=":material/login:", url_path="sign-in")])
+    # Every page's address shows the sign-in form, so a deep link (with its query parameters)
+    # is still the page that opens once the person has signed in.
+    page = st.navigation(sign_in_pages(), position="hidden")
 else:
     page = st.navigation(build_pages(identity))
     sidebar(identity)
+with st.sidebar if identity is not None else st.container():
+    keep_cookie()
 page.run()

@@ -1,6 +1,6 @@
 """The admin and inspection app's logic: everything the Streamlit pages call.
 
-Pages in ``pages/`` stay thin (widgets in, a call here, results out). Nothing in this package
+Pages in ``app_pages/`` stay thin (widgets in, a call here, results out). Nothing in this package
 bypasses :mod:`memory_core` for a change: every mutation goes through the service with the
 signed-in identity as the actor and a reason.
 """

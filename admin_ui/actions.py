@@ -11,9 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from memory_core.errors import InvalidInputError, NotFoundError, PermissionDeniedError
+from memory_core.policy.rules import may_supersede
 from memory_core.store.records import Record
 
 from .auth import Identity
+from .dates import resolve_review_date
 
 
 def require(identity: Identity, permission: str) -> None:
@@ -59,20 +61,31 @@ def confirm_record(service, identity: Identity, record_id: str, reason: str) -> 
     return service.confirm(record_id, actor=identity.actor, reason=_reason(reason), promote=True)
 
 
+# A person's edit in the app is a reviewed statement, not a guess: an edited inference becomes a
+# ``system`` record (confirmed, no expiry); a user's own statement keeps its higher-ranked source.
+REVIEWED_SOURCE_KIND = "system"
+
+
 def revise_record(service, identity: Identity, record_id: str, content: str, reason: str):
-    """A reviewer's edit: a new version with the same source and evidence."""
+    """A reviewer's edit: a new, confirmed version with the same evidence (see REVIEWED_SOURCE_KIND)."""
     require(identity, "review")
     reason = _reason(reason)
     if not content or not content.strip():
         raise InvalidInputError("the new content must not be empty", field="content")
     record = service.record(record_id)
-    return service.revise(None, record, content=content.strip(), reason=reason, actor=identity.actor)
+    source = record.source_kind if may_supersede(record.source_kind, REVIEWED_SOURCE_KIND) else REVIEWED_SOURCE_KIND
+    return service.revise(None, record, content=content.strip(), reason=reason, actor=identity.actor,
+                          source_kind=source)
 
 
 def clear_review_flag(service, identity: Identity, record_id: str, reason: str, next_review_at: str | None = None) -> Record:
+    """Clear a review-due flag; ``next_review_at`` ("next week", "2026-05-01") must resolve to a future date."""
     require(identity, "review")
-    return service.clear_review_flag(record_id, actor=identity.actor, reason=_reason(reason),
-                                               next_review_at=next_review_at or None)
+    reason = _reason(reason)
+    when = None
+    if next_review_at and next_review_at.strip():
+        when = resolve_review_date(next_review_at, service.clock.now()).iso
+    return service.clear_review_flag(record_id, actor=identity.actor, reason=reason, next_review_at=when)
 
 
 @dataclass
@@ -141,4 +154,5 @@ def merge_entities(service, identity: Identity, source_id: str, target_id: str, 
 
 def reembed(service, identity: Identity, progress=None) -> int:
     require(identity, "maintain")
-    return service.reembed(actor=identity.actor, progress=progress)
+    # Small batches so the progress bar moves steadily (the cost per record is the same).
+    return service.reembed(actor=identity.actor, progress=progress, batch_size=32)

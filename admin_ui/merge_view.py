@@ -7,7 +7,7 @@ import streamlit as st
 from . import actions
 from .auth import Identity
 from .queries import records_by_ids
-from .widgets import check_reason, flash, md_escape, read_only_note, reason_fields, show_error, table
+from .widgets import check_reason, flash, md_escape, read_only_note, reason_fields, show_error, table, reset_fields
 
 
 def preview_tables(service, preview: dict) -> dict[str, list[dict]]:
@@ -58,4 +58,5 @@ def render_merge(service, identity: Identity, source_id: str, target_id: str, ke
         else:
             flash(f"Merged {source_id} into {target_id}: {len(applied['relinked_records'])} record link(s) moved")
             st.session_state.pop("entities_proposal", None)
+            reset_fields(f"{key}_reason", f"{key}_confirm")
             st.rerun()

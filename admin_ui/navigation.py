@@ -7,10 +7,16 @@ from pathlib import Path
 import streamlit as st
 
 from .auth import Identity
-from .signin import sign_out
+from .signin import render_sign_in, sign_out
+from .widgets import flash
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES_DIR = ROOT / "pages"
+# Not "pages/": Streamlit treats a folder of that name next to the main script as a v1 multipage
+# app until the first st.navigation call, so the first request after a server start could run
+# a page script directly and list every page in the sidebar to someone not signed in.
+PAGES_DIR = ROOT / "app_pages"
+# Served from our own files: an emoji or material-icon favicon makes the browser fetch it elsewhere.
+FAVICON = str(ROOT / "admin_ui" / "static" / "favicon.png")
 
 # (file, title, icon, url path, permission needed to see the page)
 PAGES = [
@@ -37,10 +43,42 @@ def page_specs(identity: Identity) -> list[tuple[str, str, str, str]]:
 
 
 def build_pages(identity: Identity) -> list:
-    return [
-        st.Page(str(PAGES_DIR / file), title=title, icon=icon, url_path=url, default=(i == 0))
-        for i, (file, title, icon, url) in enumerate(page_specs(identity))
-    ]
+    """The menu for ``identity``, plus hidden pages saying why the other addresses are closed to it."""
+    specs = page_specs(identity)
+    pages = [st.Page(str(PAGES_DIR / file), title=title, icon=icon, url_path=url) for file, title, icon, url in specs]
+    # Streamlit serves the default page at "/" and answers "page not found" at its own address, so
+    # the default is a hidden page that moves on to the first real one: every page keeps a
+    # working address (permalinks), and "/" still opens the first page of the menu.
+    home = st.Page(_forward(pages[0], None), title="Home", url_path="home", default=True, visibility="hidden")
+    open_urls = {url for *_, url in specs}
+    closed = [st.Page(_forward(pages[0], f"Your role ({identity.role}) cannot open {title}."), title=title, icon=icon,
+                      url_path=url, visibility="hidden")
+              for file, title, icon, url, _ in PAGES if url not in open_urls]
+    return [home, *pages, *closed]
+
+
+def _forward(page, message: str | None):
+    def render() -> None:
+        if message:
+            flash(message, "info")
+        st.switch_page(page, query_params=st.query_params.to_dict())
+    return render
+
+
+def sign_in_pages() -> list:
+    """The sign-in form at its own address and, hidden, at every page's address (deep links)."""
+    pages = [st.Page(render_sign_in, title="Sign in", icon=":material/login:", url_path="sign-in", default=True)]
+    for _, title, icon, url, _ in PAGES:
+        pages.append(st.Page(_sign_in_for(url, title), title=f"Sign in: {title}", icon=icon, url_path=url,
+                             visibility="hidden"))
+    return pages
+
+
+def _sign_in_for(url: str, title: str):
+    def render() -> None:
+        render_sign_in(destination=title)
+    render.__name__ = f"sign_in_{url}"
+    return render
 
 
 def sidebar(identity: Identity) -> None:

@@ -12,7 +12,7 @@ from memory_core.store.records import Record
 from . import actions
 from .auth import Identity
 from .queries import evidence_context, records_by_ids, session_info
-from .widgets import check_reason, content_block, flash, md_escape, reason_fields, show_error, table
+from .widgets import check_reason, content_block, flash, md_escape, reason_fields, reset_fields, show_error, table
 
 STATUS_NOTES = {
     "superseded": "Historical: superseded by a newer version; excluded from default retrieval.",
@@ -87,8 +87,12 @@ def _evidence(service, record: Record, key: str) -> None:
             f"Session {record.evidence_session_id} (agent {info.get('agent_id', '?')}, user {info.get('user_id', '?')}), "
             f"turn {record.evidence_turn if record.evidence_turn is not None else 'not located'}"))
         turns = evidence_context(service, record)
-        table([{"turn": t["turn"], "role": t["role"], "evidence": "◀" if t["evidence"] else "", "at": t["at"],
-                "content": t["content"]} for t in turns], key=f"{key}_turns", empty="The quote was not located in a turn.")
+        if not turns:
+            st.info("The quote was not located in a turn.")
+        with st.container(key=f"{key}_turns"):
+            for t in turns:  # each turn in full, as text
+                st.text(f"turn {t['turn']} · {t['role']} · {t['at']}" + ("  ◀ the evidence" if t["evidence"] else ""))
+                content_block(t["content"])
 
 
 def _conflicts(service, identity: Identity, record: Record, key: str) -> None:
@@ -119,4 +123,6 @@ def _forget_action(service, identity: Identity, record: Record, key: str, select
                 flash(f"Forgot {len(ids)} record version(s): {', '.join(ids)}")
                 if selection_key:
                     st.session_state.pop(selection_key, None)
+                reset_fields(f"{key}_forget_reason", f"{key}_forget_confirm")
+                st.query_params.pop("record", None)  # the permalink pointed at what is now a tombstone
                 st.rerun()

@@ -50,6 +50,24 @@ class SearchForm:
         }
 
 
+def form_problem(agent: str | None, user: str | None, query: str | None, max_chars: int) -> str | None:
+    """What is missing or wrong in the explorer's form, in one sentence (None when it can run)."""
+    problems = []
+    if not (agent or "").strip():
+        problems.append("choose an agent")
+    if not (user or "").strip():
+        problems.append("choose the user it acts for")
+    text = query or ""
+    if not text.strip():
+        problems.append("type a query" if not text else "type a query (this one is only whitespace)")
+    if problems:
+        sentence = ", ".join(problems[:-1]) + (" and " if len(problems) > 1 else "") + problems[-1]
+        return sentence[0].upper() + sentence[1:] + "."
+    if len(text) > max_chars:
+        return f"The query is {len(text):,} characters long; the limit is {max_chars:,}. Shorten it and search again."
+    return None
+
+
 def run_search(service, form: SearchForm):
     """Run the real pipeline as (agent, user); the search is logged like an agent's."""
     return service.search(**form.kwargs())
@@ -104,6 +122,61 @@ def empty_headline(response) -> str | None:
         return None
     reason = response.empty_reason or response.explanation.empty_reason or "no reason was recorded"
     return f"No memory returned: {reason}"
+
+
+def dropping_stage(response) -> int | None:
+    """The 1-based number of the stage that left nothing to return (None if something was returned)."""
+    if response.results or not response.trace.stages:
+        return None
+    stages = response.trace.stages
+    for number in range(len(stages), 0, -1):
+        if stages[number - 1].dropped:
+            return number
+    for number, stage in enumerate(stages, 1):  # nothing dropped: the first stage that produced nothing
+        outputs = stage.outputs or {}
+        if stage.status == "ran" and any(isinstance(v, list) and not v for v in outputs.values()):
+            return number
+    return None
+
+
+def request_fields(response) -> dict[str, Any]:
+    """The explorer's widget values that reproduce a search's request (for "edit and re-run")."""
+    req = response.request
+    get = (lambda name, default=None: getattr(req, name, default))
+    return {
+        "explorer_agent": get("agent_id"), "explorer_user": get("user_id"), "explorer_query": get("query") or "",
+        "explorer_types": list(get("types") or []), "explorer_hints": ", ".join(get("entity_hints") or []),
+        "explorer_historical": bool(get("historical", False)),
+        **({"explorer_limit": int(get("limit"))} if get("limit") else {}),
+    }
+
+
+def with_content(items: Any, contents: dict[str, str]) -> Any:
+    """``items`` (stage outputs or dropped lists) with each record id's content added beside it."""
+    if isinstance(items, list):
+        return [with_content(item, contents) for item in items]
+    if isinstance(items, dict):
+        out = {k: with_content(v, contents) for k, v in items.items()}
+        rid = items.get("id") or items.get("record_id")
+        if isinstance(rid, str) and rid in contents and "content" not in out:
+            out["content"] = contents[rid]
+        return out
+    return items
+
+
+def ids_in(items: Any) -> set[str]:
+    """Every record id mentioned in a stage's outputs or dropped list."""
+    found: set[str] = set()
+    if isinstance(items, list):
+        for item in items:
+            found |= ids_in(item)
+    elif isinstance(items, dict):
+        for k, v in items.items():
+            if k in ("id", "record_id") and isinstance(v, str):
+                found.add(v)
+            else:
+                found |= ids_in(v)
+    return found
 
 
 def scope_rows(response) -> list[dict[str, str]]:

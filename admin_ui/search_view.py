@@ -7,8 +7,9 @@ import streamlit as st
 
 from memory_core import charts
 
-from . import search
+from . import search, search_charts
 from .auth import Identity
+from .queries import records_by_ids
 from .record_view import render_record
 from .widgets import labeller, content_block, md_escape, show_error, table
 
@@ -18,7 +19,31 @@ def _step(delta: int, count: int) -> None:
     st.session_state["explorer_stage"] = min(max(1, current + delta), count)
 
 
-def render_stage_stepper(response) -> None:
+def _jump(number: int) -> None:
+    st.session_state["explorer_stage"] = number
+    st.session_state["explorer_tabs"] = "Stages"
+
+
+def _prefill(fields: dict) -> None:
+    """Put a logged search's request into the form (a callback: widgets may be set before they are drawn)."""
+    for name, value in fields.items():
+        st.session_state[name] = value
+    st.session_state["explorer_edit_note"] = True
+
+
+def _contents(service, response) -> dict[str, str]:
+    """Content of every record a stage mentions, from the results first, then the store."""
+    contents = {r.record_id: r.content for r in response.results if r.content}
+    wanted = set()
+    for stage in response.trace.stages:
+        wanted |= search.ids_in(stage.outputs or {}) | search.ids_in(stage.dropped)
+    missing = [rid for rid in wanted if rid not in contents]
+    for rid, record in records_by_ids(service, missing).items():
+        contents[rid] = record.content if record.status != "deleted" else "(forgotten: content erased)"
+    return contents
+
+
+def render_stage_stepper(response, contents: dict[str, str] | None = None) -> None:
     """One stage at a time: what it took in, what it produced, what it dropped and why, its time."""
     stages = response.trace.stages
     if not stages:
@@ -37,15 +62,21 @@ def render_stage_stepper(response) -> None:
         for note in stage.notes:
             st.text(note)
         left, right = st.columns(2)
+        contents = contents or {}
         with left:
             st.caption("Inputs")
             st.json(stage.inputs or {}, expanded=True)
         with right:
-            st.caption("Outputs")
-            st.json(stage.outputs or {}, expanded=True)
+            st.caption("Outputs (each record's content added beside its id)")
+            st.json(search.with_content(stage.outputs or {}, contents), expanded=True)
         st.caption(md_escape(f"Dropped here: {len(stage.dropped)}"))
-        table([{"id": d.get("id"), "reason": d.get("reason")} for d in stage.dropped], key="explorer_stage_dropped",
-              empty="This stage dropped nothing.")
+        if not stage.dropped:
+            st.info("This stage dropped nothing.")
+        for n, d in enumerate(stage.dropped):
+            # In full, as text: the reason and the content are what an engineer reads here.
+            with st.container(border=True, key=f"explorer_dropped_{n}"):
+                st.text(f"{d.get('id')} · {d.get('reason')}")
+                content_block(contents.get(d.get("id"), "(content not available)"))
 
 
 def render_response(service, identity: Identity, response) -> None:
@@ -56,8 +87,10 @@ def render_response(service, identity: Identity, response) -> None:
     st.text(f"Query: {req.query}")
     if response.explanation.rewritten_query:
         st.text(f"Rewritten: {response.explanation.rewritten_query} ({response.explanation.rewrite_status})")
+    c0, c1, c2 = st.columns([2, 3, 1])
+    c0.button("Edit and re-run", key="explorer_edit", on_click=_prefill, args=(search.request_fields(response),),
+              help="Put this search's agent, user, query and filters into the form above to change and run again.")
     if getattr(response, "from_log", False):
-        c1, c2 = st.columns([3, 1])
         c1.caption("Opened from the search log: this is what happened then. Replay runs the same request now.")
         if c2.button("Replay now", key="explorer_replay"):
             try:
@@ -71,28 +104,37 @@ def render_response(service, identity: Identity, response) -> None:
 
     headline = search.empty_headline(response)
     if headline:
+        # An empty answer is a normal outcome, so it is shown in a neutral box, not as an error.
         with st.container(border=True, key="explorer_empty_reason"):
-            st.error(md_escape(headline))
+            st.markdown(f":material/search_off: {md_escape(headline)}")
             summary = response.explanation.summary
             if summary and (response.empty_reason or "") not in summary:
                 st.text(summary)
+            number = search.dropping_stage(response)
+            if number:
+                name = response.trace.stages[number - 1].name
+                st.button(f"Show the stage that dropped everything: {number}. {name}", key="explorer_jump",
+                          on_click=_jump, args=(number,))
     else:
         st.success(md_escape(f"{len(response.results)} result(s). {response.explanation.summary}"))
 
     st.caption("Scopes this principal can read (the search looked nowhere else)")
     table(search.scope_rows(response), key="explorer_scopes", empty="No readable scopes.")
 
-    tab_results, tab_stages, tab_charts = st.tabs(["Results", "Stages", "Charts"])
+    contents = _contents(service, response)
+    tab_results, tab_stages, tab_charts = st.tabs(["Results", "Stages", "Charts"], key="explorer_tabs",
+                                                  on_change="rerun")
     with tab_results:
         _results(service, identity, response)
     with tab_stages:
         table(search.stage_rows(response), key="explorer_stage_table")
-        render_stage_stepper(response)
+        render_stage_stepper(response, contents)
     with tab_charts:
         rows = search.generator_rows(response)
         st.plotly_chart(charts.generator_ranks_figure(rows, "rank"), key="explorer_chart_ranks")
-        st.plotly_chart(charts.generator_ranks_figure(rows, "score", "Per-generator score (cosine, BM25)"),
-                        key="explorer_chart_scores")
+        st.caption("Each generator scores on its own scale, so cosine and BM25 have separate axes; bars are "
+                   "labelled with the start of each record's content (its id on hover).")
+        st.plotly_chart(search_charts.scores_figure(rows, contents), key="explorer_chart_scores")
         st.plotly_chart(charts.stage_latency_figure(response.trace.timings()), key="explorer_chart_latency")
 
 

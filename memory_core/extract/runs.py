@@ -192,7 +192,7 @@ def list_runs(store: Store, *, status: str | None = None, session_id: str | None
         "(SELECT COUNT(*) FROM extraction_candidates c WHERE c.run_id = r.id AND c.attempt = r.attempts AND c.outcome IN ('created','reinforced')) AS written"
     )
     rows = select_page(store, columns, "extraction_runs r JOIN sessions s ON s.id = r.session_id", where,
-                       "r.created_at DESC, r.id DESC", limit, offset)
+                       "r.created_at DESC, r.rowid DESC", limit, offset)
     return [_run_row(r) for r in rows]
 
 

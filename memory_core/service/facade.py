@@ -235,7 +235,8 @@ class MemoryService(ExtractionMethods):
                valid_until: datetime | None = None, review_at: datetime | None = None,
                attribute: str | None = None) -> WriteOutcome:
         """Write a new version of ``record``; without a session (a person editing in the admin app)
-        the original source kind and evidence are kept, since a reviewer may only narrow a record."""
+        the original evidence is kept, and the source kind too unless ``source_kind`` names the
+        person's own (the admin app passes ``system`` for a reviewer's edit of an inference)."""
         if session is not None:
             access = session.access()
             agent_id, user_id, session_id = session.agent_id, session.user_id, session.id
@@ -245,7 +246,7 @@ class MemoryService(ExtractionMethods):
         keep_source = session is None
         request = WriteRequest(
             type=record.type, content=content, scope=Scope(record.scope_kind, record.scope_id),
-            source_kind=record.source_kind if keep_source else (source_kind or "agent_inference"),
+            source_kind=(source_kind or record.source_kind) if keep_source else (source_kind or "agent_inference"),
             agent_id=agent_id, user_id=user_id, actor=actor, attribute=attribute if attribute is not None else record.attribute,
             evidence=record.evidence if keep_source else evidence, session_id=session_id,
             tags=list(record.tags), event_at=parse_ts(record.event_at),

@@ -9,11 +9,22 @@ from playwright.sync_api import Page, expect
 TIMEOUT = 60_000
 
 
+RUNNING = '[data-testid="stApp"][data-test-script-state="running"]'
+IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+
+
 def wait_for_app(page: Page) -> None:
-    """Wait until the script run that the last interaction started has finished."""
-    page.wait_for_timeout(250)
-    page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=TIMEOUT)
-    page.wait_for_timeout(150)
+    """Wait until the script run that the last interaction started has finished.
+
+    The run starts a moment after the interaction: wait (briefly) to see it start, then for it
+    to end. A run too quick to be seen starting costs the short wait, never a wrong read;
+    journeys then wait on the text they expect.
+    """
+    try:
+        page.wait_for_selector(RUNNING, timeout=1_500)
+    except Exception:  # noqa: BLE001 - already finished, or the interaction started no run
+        pass
+    page.wait_for_selector(IDLE, timeout=TIMEOUT)
 
 
 def goto(page: Page, base_url: str, path: str = "") -> None:

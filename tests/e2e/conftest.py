@@ -50,15 +50,15 @@ def demo_template(tmp_path_factory) -> Path:
     return path
 
 
-@pytest.fixture(scope="module")
-def app_server(demo_template, tmp_path_factory):
-    """``(base_url, store_path)`` of a real app server over a fresh copy of the demo store."""
-    workdir = tmp_path_factory.mktemp("server")
+def start_server(template: Path, workdir: Path, demo: bool = True):
+    """Start ``streamlit run`` over a fresh copy of ``template``; returns (process, base_url, store, log file)."""
     store = workdir / "demo.sqlite"
-    shutil.copy(demo_template, store)
+    shutil.copy(template, store)
     port = free_port()
-    env = app_environment(store, demo=True)
+    env = app_environment(store, demo=demo)
     env["MEMORY_UI__ACCOUNTS_FILE"] = str(DEMO_ACCOUNTS)
+    if not demo:
+        env.pop("MEMORY_UI__DEMO_MODE", None)
     log = open(workdir / "server.log", "w")
     proc = subprocess.Popen(streamlit_command(port, "127.0.0.1"), cwd=APP.parent, env=env, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
@@ -74,7 +74,10 @@ def app_server(demo_template, tmp_path_factory):
             proc.kill()
             raise RuntimeError(f"streamlit did not start: {(workdir / 'server.log').read_text()[-2000:]}")
         time.sleep(0.5)
-    yield base, store
+    return proc, base, store, log
+
+
+def stop_server(proc, log) -> None:
     proc.terminate()
     try:
         proc.wait(timeout=15)
@@ -83,9 +86,29 @@ def app_server(demo_template, tmp_path_factory):
     log.close()
 
 
+@pytest.fixture(scope="module")
+def app_server(demo_template, tmp_path_factory):
+    """``(base_url, store_path)`` of a real app server in demo mode over a fresh copy of the demo store."""
+    proc, base, store, log = start_server(demo_template, tmp_path_factory.mktemp("server"), demo=True)
+    yield base, store
+    stop_server(proc, log)
+
+
+@pytest.fixture(scope="module")
+def plain_server(demo_template, tmp_path_factory):
+    """The same without demo mode: nobody is signed in automatically (as on a shared server)."""
+    proc, base, store, log = start_server(demo_template, tmp_path_factory.mktemp("plain"), demo=False)
+    yield base, store
+    stop_server(proc, log)
+
+
 @pytest.fixture(scope="session")
 def browser():
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
+
+    # Waiting on expected text is how journeys synchronise; the first run of a server also loads
+    # the embedding model, so allow more than Playwright's 5 s default.
+    expect.set_options(timeout=45_000)
 
     with sync_playwright() as p:
         chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)

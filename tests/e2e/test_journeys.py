@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.app_utils import (
-    alerts, check, click, eventually, fill, goto, key, nav, select, sign_in, sign_in_as, sign_out, table_text,
+    alerts, check, click, eventually, fill, goto, key, nav, select, sign_in, sign_in_as, sign_out, table_text, wait_for_app,
 )
 
 pytestmark = pytest.mark.e2e
@@ -119,7 +119,7 @@ def test_a_reviewer_clears_a_review_flag_and_confirms_a_provisional_record(app_s
     sign_in_as(page, base, "reviewer", PASSWORDS["reviewer"])
     nav(page, "Review queue")
     key(page, "review_queue").get_by_text("Review due").click()
-    page.wait_for_timeout(300)
+    wait_for_app(page)
     select(page, "review_selected", holiday)
     assert eventually(page, lambda: "review date" in table_text(page, "review_validity"))
     fill(page, "review_clear_reason", "the holiday is in the past; nothing to change", submit=False)
@@ -127,7 +127,7 @@ def test_a_reviewer_clears_a_review_flag_and_confirms_a_provisional_record(app_s
     expect(page.get_by_text(f"Cleared the review flag on {holiday}")).to_be_visible()
 
     key(page, "review_queue").get_by_text("Provisional records").click()
-    page.wait_for_timeout(300)
+    wait_for_app(page)
     select(page, "review_selected", slides)
     fill(page, "review_confirm_reason", "Carol asked for slides in the kickoff", submit=False)
     click(page, "review_confirm_submit")
@@ -149,12 +149,12 @@ def test_an_engineer_debugs_an_empty_search(app_server, page):
     expect(reason.get_by_text("No memory returned")).to_be_visible()
     expect(reason.get_by_text(re.compile("No memory returned: .*floor"))).to_be_visible()
     page.get_by_role("tab", name="Stages").click()
-    seen = []
-    for _ in range(4):
-        panel = key(page, "explorer_stage_panel").locator('[data-testid="stText"]').first.inner_text()
-        seen.append(panel.split(": ", 1)[1].split(" · ")[0])
+    # Each click reruns the app; wait for the panel to show the stage it should, never for a time.
+    panel = key(page, "explorer_stage_panel").locator('[data-testid="stText"]').first
+    for number, name in enumerate(["rewrite", "scope_resolution", "hard_filter", "query_embedding"], 1):
+        expect(panel).to_contain_text(re.compile(rf"^Stage {number} of \d+: {name} · "))
         click(page, "explorer_next")
-    assert seen == ["rewrite", "scope_resolution", "hard_filter", "query_embedding"]
+    expect(panel).to_contain_text(re.compile(r"^Stage 5 of \d+: "))
     search(page, "assistant", "alice", "Lisbon trip dates")
     expect(page.get_by_text(re.compile(r"\d+ result\(s\)"))).to_be_visible()
     assert eventually(page, lambda: lisbon in result_ids(page))

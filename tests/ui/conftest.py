@@ -54,7 +54,7 @@ def open_page(ui_store):
         at = AppTest.from_file(APP, default_timeout=30)
         at.session_state["identity"] = identity or ROLES[role]
         at.run()
-        at.switch_page(f"pages/{page}").run()
+        at.switch_page(f"app_pages/{page}").run()
         assert not at.exception, [e.value for e in at.exception]
         return at
 

@@ -1,6 +1,6 @@
 """Overview page: counts, queue sizes, charts; re-embedding only for admins, with progress."""
 
-from tests.ui.conftest import service_for
+from tests.ui.conftest import service_for, unescape
 
 
 def metric(at, label):
@@ -12,7 +12,12 @@ def test_counts_match_the_store(open_page):
     stats = service_for(at).stats()
     assert int(metric(at, "Records")) == stats["records"]
     assert int(metric(at, "Review due")) == 1
-    assert len(at.get("plotly_chart")) == 3
+    # five dashboard charts, each with a caption, and the three older views in an expander
+    assert len(at.get("plotly_chart")) == 8
+    captions = " ".join(unescape(c.value) for c in at.caption)
+    for phrase in ("live records of each type", "p95", "logged searches returned nothing", "wait for a person",
+                   "extraction run(s) by status"):
+        assert phrase in captions
     assert "overview_reembed" not in {b.key for b in at.button}
 
 

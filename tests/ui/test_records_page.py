@@ -38,8 +38,8 @@ def test_a_record_opens_with_evidence_lineage_and_history(open_page, ui_store):
     assert any("superseded" in t.lower() for t in texts)
     lineage = frames_with(at, "version", "supersedes")[0]
     assert list(lineage["id"]) == [ids["concise"], ids["detailed"]]
-    turns = frames_with(at, "turn", "role")[0]
-    assert "Please keep answers concise." in set(turns["content"])
+    # the transcript turns around the evidence, each in full as text, the evidence turn marked
+    assert any(t.startswith("turn ") and "◀ the evidence" in t for t in texts)
     events = frames_with(at, "kind", "actor")[0]
     assert {"record.created", "record.superseded"} <= set(events["kind"])
 

@@ -43,7 +43,7 @@ def test_nobody_sees_a_page_before_signing_in(accounts_file):
     at = AppTest.from_file(APP, default_timeout=30).run()
     assert at.title[0].value == "Sign in to agent-memory"
     with pytest.raises(ValueError):
-        at.switch_page("pages/records.py")
+        at.switch_page("app_pages/records.py")
 
 
 def test_a_wrong_password_is_refused(accounts_file):
@@ -57,7 +57,7 @@ def test_a_reviewer_signs_in_and_gets_the_staff_pages(accounts_file):
     assert not at.exception
     assert at.session_state["identity"].role == "reviewer"
     assert at.title[0].value == "Overview"
-    at.switch_page("pages/review_queue.py").run()
+    at.switch_page("app_pages/review_queue.py").run()
     assert at.title[0].value == "Review queue"
 
 
@@ -66,7 +66,7 @@ def test_a_user_account_gets_only_their_own_memory(accounts_file):
     assert at.title[0].value == "My memory"
     for page in ("overview.py", "search_explorer.py", "grants.py", "logs.py"):
         with pytest.raises(ValueError):
-            at.switch_page(f"pages/{page}")
+            at.switch_page(f"app_pages/{page}")
 
 
 def test_demo_mode_signs_in_the_demo_operator_only_on_localhost(accounts_file, server_address, monkeypatch):
@@ -99,3 +99,19 @@ def test_signing_out_does_not_sign_the_demo_operator_back_in(accounts_file, serv
 def test_no_sign_in_configured_explains_how(ui_store):
     at = AppTest.from_file(APP, default_timeout=30).run()
     assert any("No sign-in is configured" in t for t in shown_text(at))
+
+
+def test_the_demo_sign_in_page_lists_the_packaged_accounts_with_their_published_passwords(ui_store, server_address,
+                                                                                          monkeypatch):
+    from memory_core.app_launch import DEMO_ACCOUNTS
+
+    monkeypatch.setenv("MEMORY_UI__DEMO_MODE", "true")
+    monkeypatch.setenv("MEMORY_UI__ACCOUNTS_FILE", str(DEMO_ACCOUNTS))
+    server_address("0.0.0.0")  # demo mode on a shared address: nobody is signed in automatically
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    assert not at.exception, [e.value for e in at.exception]
+    listing = next(d.value for d in at.dataframe if "password" in d.value.columns)
+    rows = {r["username"]: (r["role"], r["password"]) for _, r in listing.iterrows()}
+    assert rows["alice"] == ("user", "alice-demo-2026")
+    assert rows["operator"] == ("operator", "operator-demo-2026")
+

@@ -58,3 +58,22 @@ def test_bulk_goes_on_past_a_failure_and_reports_it(service, record_id):
                           progress=lambda n, total: progress.append((n, total)))
     assert result.done == [record_id] and list(result.failed) == ["mem_missing"]
     assert progress == [(1, 2), (2, 2)]
+
+
+def test_a_reviewers_edit_is_a_confirmed_reviewed_statement(service, record_id):
+    outcome = actions.revise_record(service, REVIEWER, record_id, "The user likes green tea.", "asked the user")
+    new = service.record(outcome.record.id)
+    assert (new.status, new.source_kind, new.expires_at) == ("confirmed", "system", None)
+    assert new.supersedes_id == record_id and service.record(record_id).status == "superseded"
+
+
+def test_a_review_date_is_resolved_and_must_be_in_the_future(service, record_id):
+    service.store.conn.execute("UPDATE records SET review_flagged_at = ?, review_reason = 'due' WHERE id = ?",
+                               ("2026-03-05T09:00:00Z", record_id))
+    for bad in ("next week please banana", "2020-01-01", "yesterday", "x" * 200):
+        with pytest.raises(InvalidInputError):
+            actions.clear_review_flag(service, REVIEWER, record_id, "checked", bad)
+    assert service.record(record_id).review_flagged_at is not None  # nothing changed
+    cleared = actions.clear_review_flag(service, REVIEWER, record_id, "checked", "next week")
+    assert cleared.review_flagged_at is None
+    assert cleared.review_at.startswith("2026-03-09T00:00:00")  # Monday of the week after 5 March 2026

@@ -26,3 +26,14 @@ def test_owner_filter_keeps_only_the_users_scopes(service, alice):
     ids = [r.id for r in list_records(service, RecordFilter(owner_user_id="alice")).items]
     assert ids == [mine]
     assert not list_records(service, RecordFilter(owner_user_id="al")).items
+
+
+def test_facet_counts_leave_out_their_own_condition(service, alice):
+    from admin_ui.queries import RecordFilter, facet_counts
+
+    alice.call_tool("memory_write", {"type": "semantic", "content": "The user likes tea.", "attribute": "drink"})
+    alice.call_tool("memory_write", {"type": "procedural", "content": "Answer in bullet points.", "attribute": "style"})
+    flt = RecordFilter(types=["semantic"])
+    assert facet_counts(service, flt, "type") == {"semantic": 1, "procedural": 1}
+    assert sum(facet_counts(service, flt, "status").values()) == 1
+    assert facet_counts(service, RecordFilter(owner_user_id="bob"), "scope") == {}

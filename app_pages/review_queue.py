@@ -7,7 +7,9 @@ from admin_ui.record_view import render_record
 from admin_ui.review_view import QUEUES, bulk_form, decision_forms
 from admin_ui.runtime import get_service, get_settings
 from admin_ui.signin import require_identity
-from admin_ui.widgets import labeller, empty_state, page_number, pager, read_only_note, show_flash, table
+from admin_ui.widgets import (
+    clicked_row, empty_state, labeller, page_number, pager, read_only_note, show_flash, table,
+)
 
 from memory_core.store.records import RECORD_TYPES
 
@@ -37,9 +39,13 @@ if page.total == 0:
                 "appear when a record's review date passes and the maintenance pass runs.")
     st.stop()
 
-table(queries.record_rows(page.items), key="review_table")
+st.caption("Click a row to decide on that record.")
+picked = table(queries.record_rows(page.items), key="review_table", select="single", csv=True)
 pager("review", page, "records")
 labels = {r.id: f"{r.id} · {r.content[:80]}" for r in page.items}
+clicked = clicked_row("review_table", picked)
+if clicked is not None and clicked < len(page.items):
+    st.session_state["review_selected"] = page.items[clicked].id
 
 if identity.can("review"):
     with st.expander("Bulk action"):

@@ -8,7 +8,7 @@ from admin_ui.merge_view import render_merge
 from admin_ui.pagination import paginate
 from admin_ui.runtime import get_service, get_settings
 from admin_ui.signin import require_identity
-from admin_ui.widgets import labeller, empty_state, md_escape, page_number, pager, show_flash, table
+from admin_ui.widgets import clicked_row, empty_state, labeller, md_escape, page_number, pager, show_flash, table
 
 from memory_core.ingest.entity_resolution import ENTITY_KINDS
 
@@ -50,8 +50,11 @@ page = list_entities(service, flt, page_number("entities", flt), page_size)
 if not page.total:
     empty_state("No entity matches these filters.")
     st.stop()
-table(page.items, key="entities_table")
+picked = table(page.items, key="entities_table", select="single", csv=True)
 pager("entities", page, "entities")
+clicked = clicked_row("entities_table", picked)
+if clicked is not None and clicked < len(page.items):
+    st.session_state["entities_selected"] = page.items[clicked]["id"]
 
 labels = {e["id"]: f"{e['name']} · {e['kind']} · {e['scope']} · {e['id']}" for e in page.items}
 selected = st.selectbox("Open an entity", list(labels), index=None, format_func=labeller(labels),

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from admin_ui import actions, queries
+from admin_ui.dashboard_view import render_dashboard
 from admin_ui.runtime import get_service
 from admin_ui.signin import require_identity
 from admin_ui.widgets import flash, md_escape, show_error, show_flash, table
@@ -30,10 +31,12 @@ st.caption(md_escape(f"Store {stats['path']} · embedder {stats['embedder']['mod
 if not stats["records"]:
     st.info("This store is empty. Build the demo store with `agent-memory seed-demo`, or let an agent write through the tools.")
 
-st.plotly_chart(charts.store_composition_figure(stats), key="overview_composition")
-left, right = st.columns(2)
-left.plotly_chart(charts.records_over_time_figure(queries.records_over_time(service)), key="overview_over_time")
-right.plotly_chart(charts.latency_histogram_figure(queries.search_latencies(service)), key="overview_latency")
+render_dashboard(service)
+with st.expander("Store composition now, and the latency of every logged search"):
+    st.plotly_chart(charts.store_composition_figure(stats), key="overview_composition")
+    left, right = st.columns(2)
+    left.plotly_chart(charts.records_over_time_figure(queries.records_over_time(service)), key="overview_over_time")
+    right.plotly_chart(charts.latency_histogram_figure(queries.search_latencies(service)), key="overview_latency")
 
 left, right = st.columns(2)
 with left:

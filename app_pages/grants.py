@@ -7,8 +7,8 @@ from admin_ui.grants_view import access_rows, grant_rows
 from admin_ui.runtime import get_service, get_settings
 from admin_ui.signin import require_identity
 from admin_ui.widgets import (
-    check_reason, empty_state, flash, md_escape, page_number, pager, read_only_note, reason_fields, show_error,
-    show_flash, table,
+    check_reason, empty_state, flash, md_escape, page_number, pager, read_only_note, reason_fields, reset_fields,
+    show_error, show_flash, table,
 )
 
 identity = require_identity()
@@ -27,7 +27,7 @@ scope_filter = c2.text_input("Scope contains", key="grants_scope")
 agent_id = None if agent_filter == "(any)" else agent_filter
 page = grant_rows(service, agent_id, scope_filter, page_number("grants", (agent_id, scope_filter)), get_settings().ui.page_size)
 if page.total:
-    table(page.items, key="grants_table")
+    table(page.items, key="grants_table", csv=True)
     pager("grants", page, "grants")
 else:
     empty_state("No grants match." if agent_id or scope_filter else "No grants yet: agents can only use their private scopes.",
@@ -69,6 +69,7 @@ with left.form("grant_add_form"):
         else:
             flash(f"Granted {result['agent_id']} {'read' if result['read'] else ''}{'+write' if result['write'] else ''} "
                   f"on {result['scope']}")
+            reset_fields("grant_add_agent", "grant_add_scope", "grant_add_reason")
             st.rerun()
 
 with right.form("grant_revoke_form"):
@@ -87,4 +88,5 @@ with right.form("grant_revoke_form"):
                 show_error(exc)
             else:
                 flash(f"Revoked {agent} on {scope}")
+                reset_fields("grant_revoke_choice", "grant_revoke_reason", "grant_revoke_confirm")
                 st.rerun()

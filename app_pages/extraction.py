@@ -7,8 +7,10 @@ from memory_core import charts
 from admin_ui import extraction_runs, queries
 from admin_ui.runtime import get_service, get_settings
 from admin_ui.signin import require_identity
+from admin_ui.session_view import render_candidate, render_session
 from admin_ui.widgets import (
-    empty_state, flash, md_escape, page_number, pager, read_only_note, show_error, show_flash, table,
+    clicked_row, empty_state, flash, md_escape, page_number, pager, permalink, read_only_note, show_error, show_flash,
+    table,
 )
 
 identity = require_identity()
@@ -50,13 +52,24 @@ sessions = extraction_runs.ended_sessions(service, s_agent, s_user, page_number(
 if not sessions.total:
     empty_state("No ended sessions yet.", "Sessions end when a host signals session_ended; upload a transcript below to add one.")
 else:
-    table(sessions.items, key="extraction_sessions_table")
+    st.caption("Click a session to read its transcript; the address bar then links to it.")
+    picked = table(sessions.items, key="extraction_sessions_table", select="single", csv=True)
     pager("extraction_sessions", sessions, "sessions")
+    ids = [s["session_id"] for s in sessions.items]
+    clicked = clicked_row("extraction_sessions_table", picked)
+    if clicked is not None and clicked < len(ids):
+        st.session_state["extraction_open_session"] = ids[clicked]
+        if can_run:
+            st.session_state["extraction_session"] = ids[clicked]
     if can_run:
-        ids = [s["session_id"] for s in sessions.items]
         chosen = st.selectbox("Session to extract", ids, index=None, key="extraction_session", placeholder="Choose a session")
         if st.button("Run extraction", key="extraction_trigger", type="primary", disabled=not chosen):
             _watch(f"Extracting {chosen}…", lambda progress: extraction_runs.trigger(service, identity, chosen, progress))
+
+open_session = st.session_state.get("extraction_open_session") or st.query_params.get("session")
+permalink("session", open_session)
+if open_session:
+    render_session(service, open_session, key="extraction_session_view")
 
 if can_run:
     with st.expander("Upload a transcript"):
@@ -87,17 +100,28 @@ run_page = extraction_runs.runs(service, r_status, None, page_number("extraction
 if not run_page.total:
     empty_state("No extraction runs yet." if not r_status else "No run has this status.")
     st.stop()
-table(run_page.items, key="extraction_runs_table")
+st.caption("Click a run to open it; the address bar then links to it.")
+picked = table(run_page.items, key="extraction_runs_table", select="single", csv=True)
 pager("extraction_runs", run_page, "runs")
 run_ids = [r["id"] for r in run_page.items]
+clicked = clicked_row("extraction_runs_table", picked)
 opened = st.session_state.pop("extraction_open_run", None)  # the run just triggered
+if clicked is not None and clicked < len(run_ids):
+    opened = run_ids[clicked]
 if opened and opened in run_ids:
     st.session_state["extraction_run"] = opened
 if st.session_state.get("extraction_run") not in run_ids:
     st.session_state.pop("extraction_run", None)
-run_id = st.selectbox("Open a run", run_ids, index=None, key="extraction_run", placeholder="Choose a run")
+st.selectbox("Open a run", run_ids, index=None, key="extraction_run", placeholder="Choose a run")
+run_id = st.session_state.get("extraction_run") or opened or st.query_params.get("run")
+permalink("run", run_id)
+detail = None
 if run_id:
-    detail = extraction_runs.run_detail(service, run_id)
+    try:
+        detail = extraction_runs.run_detail(service, run_id)
+    except Exception as exc:  # noqa: BLE001 - a stale or mistyped link
+        show_error(exc)
+if detail is not None:
     run = detail.run
     st.text(f"{run['id']} · session {run['session_id']} ({run.get('agent_id')}/{run.get('user_id')}) · {run['status']} · "
             f"attempts {run['attempts']} · trigger {run.get('trigger') or '-'}")
@@ -106,7 +130,12 @@ if run_id:
     st.caption("Attempts")
     table(extraction_runs.attempt_rows(detail), key="extraction_attempts_table", empty="Not attempted yet.")
     st.caption(md_escape(f"Candidates of attempt {detail.shown_attempt}" if detail.shown_attempt else "Candidates"))
-    table(extraction_runs.candidate_rows(detail), key="extraction_candidates_table", empty="This run has no candidates (yet).")
+    candidates = extraction_runs.candidate_rows(detail)
+    st.caption("Click a candidate to read its content, evidence, verdict and outcome in full.")
+    picked_candidate = table(candidates, key="extraction_candidates_table", select="single",
+                             empty="This run has no candidates (yet).")
+    if picked_candidate and picked_candidate[0] < len(candidates):
+        render_candidate(candidates[picked_candidate[0]])
     stages = (detail.attempts[-1].get("stages") if detail.attempts else None) or {}
     if stages:
         st.plotly_chart(charts.stage_latency_figure(stages, "Extraction stages"), key="extraction_stage_chart")

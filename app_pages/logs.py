@@ -5,7 +5,7 @@ import streamlit as st
 from admin_ui import logs, queries
 from admin_ui.runtime import get_service, get_settings
 from admin_ui.signin import require_identity
-from admin_ui.widgets import empty_state, page_number, pager, show_flash, table
+from admin_ui.widgets import clicked_row, empty_state, page_number, pager, show_flash, table
 
 LOGS = {"search": "Search log", "write": "Write log", "event": "Event log"}
 
@@ -49,15 +49,18 @@ else:
 if not page.total:
     empty_state("No entries match these filters." if any(vars(flt).values()) else "This log is empty.")
     st.stop()
-table(page.items, key=f"logs_{which}_table")
+st.caption("Click an entry to open it in full.")
+picked = table(page.items, key=f"logs_{which}_table", select="single", csv=True)
 pager(f"logs_{which}", page, "entries")
 
 seqs = [row["seq"] for row in page.items]
+clicked = clicked_row(f"logs_{which}_table", picked)
+if clicked is not None and clicked < len(seqs):
+    st.session_state[f"logs_{which}_selected"] = seqs[clicked]
 chosen = st.selectbox("Open an entry", seqs, index=None, key=f"logs_{which}_selected", placeholder="Choose an entry (seq)")
 if chosen is not None:
     entry = logs.log_entry(service, table_name, chosen)
     if which == "search" and entry:
         if st.button("Open in the search explorer", key="logs_open_in_explorer"):
-            st.session_state["explorer_load_id"] = entry["id"]
-            st.switch_page("pages/search_explorer.py")
+            st.switch_page("app_pages/search_explorer.py", query_params={"search": entry["id"]})
     st.json(entry, expanded=True)

@@ -6,7 +6,7 @@ from admin_ui import queries, search
 from admin_ui.runtime import get_service
 from admin_ui.search_view import render_response
 from admin_ui.signin import require_identity
-from admin_ui.widgets import labeller, empty_state, md_escape, show_error, show_flash
+from admin_ui.widgets import empty_state, labeller, md_escape, permalink, show_error, show_flash
 
 from memory_core.store.records import RECORD_TYPES
 
@@ -20,9 +20,11 @@ def _open(search_id: str) -> None:
     try:
         response = search.load_search(service, search_id)
     except Exception as exc:  # noqa: BLE001
+        st.session_state.pop("explorer_response", None)
         show_error(exc)
         return
     if response is None:
+        st.session_state.pop("explorer_response", None)
         st.error(md_escape(f"No search {search_id} in the log."))
         return
     st.session_state["explorer_response"] = response
@@ -30,8 +32,13 @@ def _open(search_id: str) -> None:
 
 
 pending = st.session_state.pop("explorer_load_id", None)  # set by the Logs page
+linked = st.query_params.get("search")  # a permalink, unless it is the one this page wrote itself
+current = st.session_state.get("explorer_response")
 if pending:
     _open(pending)
+elif linked and linked != st.session_state.get("_explorer_link") and (current is None or current.search_id != linked):
+    st.session_state["_explorer_link"] = linked  # a bad link is reported once, not on every run
+    _open(linked)
 
 with st.expander("Open a logged search", expanded=False):
     recent = search.recent_searches(service)
@@ -55,7 +62,8 @@ with st.form("explorer_form"):
                          placeholder="Choose or type an agent id")
     user = c2.selectbox("Acting for user", users, index=None, accept_new_options=True, key="explorer_user",
                         placeholder="Choose or type a user id")
-    query = st.text_input("Query", key="explorer_query", max_chars=2000)
+    # No max_chars: the browser would silently drop a longer paste; the length is checked below instead.
+    query = st.text_input("Query", key="explorer_query")
     with st.expander("Filters and flags"):
         f1, f2, f3 = st.columns(3)
         types = f1.multiselect("Types", RECORD_TYPES, key="explorer_types")
@@ -73,10 +81,15 @@ with st.form("explorer_form"):
                              disabled=not service.settings.retrieval.reranker_model_path,
                              help=None if service.settings.retrieval.reranker_model_path else "No reranker model is configured.")
     submitted = st.form_submit_button("Search", key="explorer_run", type="primary")
+if st.session_state.pop("explorer_edit_note", False):
+    st.info("The form now holds that search's request: change what you like and press Search.")
 
 if submitted:
-    if not (agent and user and query.strip()):
-        st.error("Choose an agent and a user, and type a query.")
+    problem = search.form_problem(agent, user, query, service.settings.retrieval.max_query_chars)
+    if problem:
+        # A failed search must not leave the previous answer underneath, as if it answered this input.
+        st.session_state.pop("explorer_response", None)
+        st.error(md_escape(problem))
     else:
         form = search.SearchForm(agent, user, query, types, time_from, time_to, hints, int(limit), historical,
                                  rewrite if service.llm is not None else None,
@@ -86,9 +99,12 @@ if submitted:
                 st.session_state["explorer_response"] = search.run_search(service, form)
                 st.session_state["explorer_stage"] = 1
             except Exception as exc:  # noqa: BLE001
+                st.session_state.pop("explorer_response", None)
                 show_error(exc)
 
 response = st.session_state.get("explorer_response")
+st.session_state["_explorer_link"] = response.search_id if response is not None else None
+permalink("search", st.session_state["_explorer_link"])
 if response is None:
     empty_state("Pick an agent and the user it acts for, type a query and press Search.",
                 "The search runs the real pipeline with exactly that agent's grants and is logged like any other.")
