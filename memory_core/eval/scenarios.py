@@ -193,7 +193,7 @@ def gate_sample(qid: str, ctx, expect: dict):
     """The gate's inputs for a search whose expected answer the gate decides, labelled by the
     expectation (``top``/``includes`` = should pass, ``empty`` = should not); None otherwise
     (e.g. no readable scope, where the hard filter decides before the gate)."""
-    from .calibration import GateFeatures
+    from .gate_calibration import features_from_gate
 
     if len(ctx.searches) != 1:
         return None
@@ -205,10 +205,10 @@ def gate_sample(qid: str, ctx, expect: dict):
         return None
     gate = next((st for st in ctx.searches[0].trace.get("stages", []) if st.get("name") == "gate"), None)
     outputs = (gate or {}).get("outputs") or {}
-    if gate is None or gate.get("status") != "ran" or (outputs.get("best_cosine") is None and outputs.get("best_bm25") is None
+    if gate is None or gate.get("status") != "ran" or (outputs.get("best_cosine") is None and outputs.get("best_lexical") is None
                                                         and not outputs.get("entity_matches")):
         return None
-    return GateFeatures(qid, label, outputs.get("best_cosine"), outputs.get("best_bm25"), bool(outputs.get("entity_matches")))
+    return features_from_gate(qid, label, outputs, "scenarios")
 
 
 def summary_rows(results: list[ScenarioResult]) -> list[dict]:

@@ -49,6 +49,7 @@ class SearchContext:
     mask: np.ndarray | None = None
     query_vec: np.ndarray | None = None
     entities: list[dict[str, str]] = field(default_factory=list)
+    lexical: Any = None  # the lexical generator's LexicalResult (term statistics), if it ran
     pool: dict[int, Candidate] = field(default_factory=dict)
     generated: dict[str, list[int]] = field(default_factory=dict)
     ranking: list[Candidate] = field(default_factory=list)

@@ -75,9 +75,9 @@ def log_failure(ctx: SearchContext, exc: BaseException) -> None:
 
 def generator_lists(ctx: SearchContext) -> dict[str, list[dict[str, Any]]]:
     """Each generator's candidates in rank order as ``{"id", "rank", "score"}`` (cosine for dense,
-    BM25 for lexical, none for entity), the shape log readers use."""
+    the lexical score for lexical, none for entity), the shape log readers use."""
     out: dict[str, list[dict[str, Any]]] = {}
-    for name, attr in (("dense", "cosine"), ("lexical", "bm25"), ("entity", None)):
+    for name, attr in (("dense", "cosine"), ("lexical", "lexical"), ("entity", None)):
         items = []
         for rank, seq in enumerate(ctx.generated.get(name, []), start=1):
             cand = ctx.pool[seq]

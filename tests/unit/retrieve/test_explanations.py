@@ -31,11 +31,11 @@ def test_each_result_explanation_is_complete(service, alice, clock):
     write(alice, "The user prefers concise technical answers.", attribute="answer_style", mentions=["Priya"])
     write(alice, "Reviewed concise answer guidelines with Priya.", type="episodic", mentions=["Priya"],
           event_at="2026-02-01T10:00:00Z")
-    response = search(service, alice, "concise answers Priya")
+    response = search(service, alice, "latest concise answers Priya")  # a recency question: freshness applies
     assert len(response.results) == 2
     for rank, result in enumerate(response.results, start=1):
         e = result.explanation
-        assert e.rank == rank and e.raw_query == "concise answers Priya" and e.rewritten_query is None
+        assert e.rank == rank and e.raw_query == "latest concise answers Priya" and e.rewritten_query is None
         assert e.matched_by and set(e.generators) == set(e.matched_by)
         for name, detail in e.generators.items():
             assert detail["rank"] >= 1

@@ -1,0 +1,141 @@
+"""Offline ablations: replay fusion, freshness and the gate over one pass's logged candidate lists.
+
+A pass run with the gate open (every result set passes) and freshness off logs, per question, the
+dense, lexical and entity lists and every candidate's gate signals. The pipeline's own pure
+functions (:func:`~memory_core.retrieve.scoring.rrf_fuse`, :func:`freshness_factor`, the
+set-level gate decision) then give the ranking any other setting of those stages would have
+returned, without searching again, so each change can be measured alone, in order, and on
+either half of the conversations. Duplicate collapse and the token budget are not replayed (on
+LoCoMo's short turns they changed nothing in any measured pass); the full passes measure them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+
+from ..clock import parse_ts
+from ..retrieve.ranking import asks_about_recency
+from ..retrieve.scoring import freshness_factor, rrf_fuse
+from .metrics import hit_at_k, mean, recall_at_k
+
+
+@dataclass(frozen=True)
+class Replay:
+    """The stage settings one replay applies (the retrieval settings of the same names)."""
+
+    lists: tuple[str, ...] = ("dense", "lexical", "entity")
+    rrf_k: float = 60.0
+    entity_when_full: bool = True  # False: a full entity list stays out of the fusion (the pipeline's rule)
+    freshness_weight: float = 0.0
+    freshness_half_life_days: float = 90.0
+    freshness_scope: str = "always"
+    gate: tuple[float, float, float, float] | None = None  # cosine, lexical, entity cosine, entity rest floors
+    k_per_generator: int = 30
+
+    def with_(self, **changes) -> "Replay":
+        return replace(self, **changes)
+
+
+@dataclass
+class LoggedQuestion:
+    """What the open pass logged for one question (answerable or off-topic)."""
+
+    qid: str
+    query: str
+    answerable: bool
+    category: int | None
+    evidence: tuple[str, ...]
+    now: datetime
+    lists: dict[str, list[str]]
+    signals: dict[str, float | None]  # best cosine, lexical, entity cosine, entity rest lexical
+    event_at: dict[str, str]  # record id -> event time (else creation time)
+    candidates: dict[str, dict] = field(default_factory=dict)  # record id -> the gate's per-candidate signals
+
+
+def gate_passes(signals: dict, floors: tuple[float, float, float, float]) -> bool:
+    """The set-level gate from the four best signals (equivalent to the pipeline's per-candidate check)."""
+    cf, lf, ecf, elf = floors
+
+    def at_least(key, floor):
+        value = signals.get(key)
+        return value is not None and value >= floor
+
+    return at_least("cosine", cf) or at_least("lexical", lf) or at_least("entity_cosine", ecf) or at_least("entity_rest", elf)
+
+
+def replay(q: LoggedQuestion, r: Replay, limit: int = 10) -> list[str]:
+    """The ids the pipeline would return for ``q`` under ``r`` (before collapse and budget)."""
+    if r.gate is not None and not gate_passes(q.signals, r.gate):
+        return []
+    lists = {name: q.lists.get(name, []) for name in r.lists}
+    if "entity" in lists and not r.entity_when_full and len(lists["entity"]) >= r.k_per_generator:
+        del lists["entity"]
+    fused = rrf_fuse(lists, r.rrf_k)
+    scores = {item: score for item, score in fused}
+    order = [item for item, _ in fused]
+    if r.freshness_weight > 0 and (r.freshness_scope == "always" or asks_about_recency(q.query)):
+        rank = {item: i for i, item in enumerate(order)}
+        for item in order:
+            when = q.event_at.get(item)
+            if when:
+                age = (q.now - parse_ts(when)).total_seconds() / 86400.0
+                scores[item] *= freshness_factor(age, r.freshness_half_life_days, r.freshness_weight)
+        order.sort(key=lambda item: (-scores[item], rank[item]))
+    return order[:limit]
+
+
+def score_replay(questions: list[LoggedQuestion], r: Replay, covers: dict[str, dict[str, list[str]]]) -> dict:
+    """recall@5/@10 and hit@10 overall and per category, correct-empty per off-topic class."""
+    per_cat: dict[str, list[dict]] = {}
+    negatives: dict[str, list[bool]] = {}
+    for q in questions:
+        ranking = replay(q, r)
+        if q.answerable:
+            cov = covers[q.qid.split("#")[0]]
+            m = {"recall@5": recall_at_k(ranking, q.evidence, cov, 5), "recall@10": recall_at_k(ranking, q.evidence, cov, 10),
+                 "hit@10": hit_at_k(ranking, q.evidence, cov, 10), "empty": float(not ranking)}
+            per_cat.setdefault("overall", []).append(m)
+            per_cat.setdefault(str(q.category), []).append(m)
+        else:
+            kind = "named" if q.qid.endswith("~named") else "off_topic"
+            negatives.setdefault(kind, []).append(not ranking)
+    out = {cat: {k: mean(m[k] for m in items) for k in ("recall@5", "recall@10", "hit@10", "empty")} | {"questions": len(items)}
+           for cat, items in per_cat.items()}
+    out["correct_empty"] = {kind: mean(v) for kind, v in negatives.items()}
+    return out
+
+
+def logged_questions(store, conversations, run: dict) -> list[LoggedQuestion]:
+    """The open pass's searches (from :func:`.locomo_run.ask_all`) as replayable questions."""
+    from datetime import timedelta
+
+    from .ingest import user_id_for
+
+    now = {user_id_for(c): c.last_at + timedelta(days=1) for c in conversations}
+    by_conv = {c.sample_id: user_id_for(c) for c in conversations}
+    items: list[tuple] = [(o.question, o.observation, by_conv[o.question.conversation], True) for o in run["outcomes"]]
+    for kind in ("off_topic", "named_off_topic"):
+        for q, obs in run.get(kind, []):
+            items.append((q, obs, None, False))
+    ids = {i for _, obs, _, _ in items for name in ("dense", "lexical", "entity") for i in obs.rankings[name]}
+    event_at: dict[str, str] = {}
+    conn = store.service.store.conn
+    id_list = sorted(ids)
+    for start in range(0, len(id_list), 500):
+        chunk = id_list[start:start + 500]
+        for row in conn.execute(f"SELECT id, COALESCE(event_at, created_at) FROM records WHERE id IN ({','.join('?' * len(chunk))})", chunk):
+            event_at[row[0]] = row[1]
+    out = []
+    for q, obs, user, answerable in items:
+        if user is None:  # off-topic: asked of the store whose search id's log row names the user
+            row = conn.execute("SELECT user_id FROM search_log WHERE id = ?", (obs.search_id,)).fetchone()
+            user = row[0]
+        signals = {"cosine": obs.best_cosine, "lexical": obs.best_lexical, "entity_cosine": obs.best_entity_cosine,
+                   "entity_rest": obs.best_entity_rest_lexical}
+        lists = {name: list(obs.rankings[name]) for name in ("dense", "lexical", "entity")}
+        qid = q.qid if answerable else f"{user}<-{q.qid}"
+        out.append(LoggedQuestion(qid, q.text, answerable, q.category if answerable else None, q.evidence if answerable else (),
+                                  now[user], lists, signals, {i: event_at[i] for name in lists for i in lists[name] if i in event_at},
+                                  {c["id"]: c for c in obs.gate_candidates}))
+    return out
