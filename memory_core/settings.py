@@ -88,6 +88,11 @@ class RetrievalSettings(_Section):
         description="Empty-result gate: the result set passes when some candidate's cosine to the query is at least this. "
         "Calibrated for the packaged MiniLM (docs/calibration.md); recalibrate after changing the embedder.",
     )
+    cosine_floor_unknown_name: float = Field(
+        0.55, ge=-1.0, le=1.0,
+        description="Empty-result gate: the cosine floor instead of cosine_floor when the query names something (a "
+        "capitalised word, not the first) that no readable record holds, such as a person this memory has never seen.",
+    )
     lexical_floor: float = Field(
         0.75, ge=0.0, le=1.0,
         description="Empty-result gate: the result set passes when some candidate's lexical score (the idf-weighted share of "

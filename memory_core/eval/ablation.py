@@ -30,7 +30,7 @@ class Replay:
     freshness_weight: float = 0.0
     freshness_half_life_days: float = 90.0
     freshness_scope: str = "always"
-    gate: tuple[float, float, float, float] | None = None  # cosine, lexical, entity cosine, entity rest floors
+    gate: dict | None = None  # the five gate floors by setting name (gate_calibration.FLOOR_NAMES)
     k_per_generator: int = 30
 
     def with_(self, **changes) -> "Replay":
@@ -53,15 +53,12 @@ class LoggedQuestion:
     candidates: dict[str, dict] = field(default_factory=dict)  # record id -> the gate's per-candidate signals
 
 
-def gate_passes(signals: dict, floors: tuple[float, float, float, float]) -> bool:
-    """The set-level gate from the four best signals (equivalent to the pipeline's per-candidate check)."""
-    cf, lf, ecf, elf = floors
+def gate_passes(signals: dict, floors: dict) -> bool:
+    """The set-level gate from the best signals (equivalent to the pipeline's per-candidate check)."""
+    from .gate_calibration import GateFeatures, passes
 
-    def at_least(key, floor):
-        value = signals.get(key)
-        return value is not None and value >= floor
-
-    return at_least("cosine", cf) or at_least("lexical", lf) or at_least("entity_cosine", ecf) or at_least("entity_rest", elf)
+    return passes(GateFeatures("", True, signals.get("cosine"), signals.get("lexical"), signals.get("entity_cosine"),
+                               signals.get("entity_rest"), unknown_name=bool(signals.get("unknown_name"))), floors)
 
 
 def replay(q: LoggedQuestion, r: Replay, limit: int = 10) -> list[str]:
@@ -132,7 +129,7 @@ def logged_questions(store, conversations, run: dict) -> list[LoggedQuestion]:
             row = conn.execute("SELECT user_id FROM search_log WHERE id = ?", (obs.search_id,)).fetchone()
             user = row[0]
         signals = {"cosine": obs.best_cosine, "lexical": obs.best_lexical, "entity_cosine": obs.best_entity_cosine,
-                   "entity_rest": obs.best_entity_rest_lexical}
+                   "entity_rest": obs.best_entity_rest_lexical, "unknown_name": bool(obs.unknown_names)}
         lists = {name: list(obs.rankings[name]) for name in ("dense", "lexical", "entity")}
         qid = q.qid if answerable else f"{user}<-{q.qid}"
         out.append(LoggedQuestion(qid, q.text, answerable, q.category if answerable else None, q.evidence if answerable else (),

@@ -10,6 +10,8 @@ so any floors can be evaluated on logged searches without searching again.
 
 The procedure (docs/calibration.md):
 
+0. The gate signals: see the first paragraph; a query naming something no readable record holds
+   (``unknown_names``) has its cosine compared with ``cosine_floor_unknown_name`` instead.
 1. Collect labelled queries with the gate open: LoCoMo's answerable questions, its off-topic
    questions (another conversation's) and its *named* off-topic questions (the same, rewritten to
    name the asked store's speakers); the fixture ``tests/data/gate_calibration.json``; and the
@@ -34,10 +36,11 @@ import numpy as np
 
 from .metrics import auc, frange
 
-FLOOR_NAMES = ("cosine_floor", "lexical_floor", "entity_support_cosine", "entity_support_lexical")
+FLOOR_NAMES = ("cosine_floor", "cosine_floor_unknown_name", "lexical_floor", "entity_support_cosine", "entity_support_lexical")
 DISABLED = math.inf
 GRID = {
-    "cosine_floor": frange(0.30, 0.60, 0.01),
+    "cosine_floor": frange(0.34, 0.56, 0.01),
+    "cosine_floor_unknown_name": [*frange(0.45, 0.70, 0.05), DISABLED],
     "lexical_floor": [*frange(0.40, 1.00, 0.05), DISABLED],
     "entity_support_cosine": [*frange(0.20, 0.56, 0.02), DISABLED],
     "entity_support_lexical": [*frange(0.20, 1.00, 0.10), DISABLED],
@@ -55,6 +58,7 @@ class GateFeatures:
     entity_cosine: float | None = None  # best cosine among entity-matched candidates
     entity_rest: float | None = None  # best non-name lexical score among entity-matched candidates
     source: str = "locomo"
+    unknown_name: bool = False  # the query names something no readable record holds
 
     @property
     def kind(self) -> str:
@@ -70,7 +74,7 @@ def _col(features: list[GateFeatures], attr: str) -> np.ndarray:
 
 def passes(f: GateFeatures, floors: dict) -> bool:
     """The gate's decision for one query with the given floors (``math.inf`` disables a signal)."""
-    pairs = ((f.cosine, "cosine_floor"), (f.lexical, "lexical_floor"), (f.entity_cosine, "entity_support_cosine"),
+    pairs = ((f.cosine, "cosine_floor_unknown_name" if f.unknown_name else "cosine_floor"), (f.lexical, "lexical_floor"), (f.entity_cosine, "entity_support_cosine"),
              (f.entity_rest, "entity_support_lexical"))
     return any(value is not None and value >= floors[name] for value, name in pairs)
 
@@ -104,7 +108,10 @@ def sweep(features: list[GateFeatures], guards: list[GateFeatures], grid: dict |
     """Every floor combination of ``grid``: false-empty, correct-empty per class, guard errors."""
     grid = grid or GRID
     every = features + guards
-    cols = {name: _col(every, attr) for name, attr in zip(FLOOR_NAMES, ("cosine", "lexical", "entity_cosine", "entity_rest"))}
+    cols = {name: _col(every, attr) for name, attr in zip(FLOOR_NAMES, ("cosine", "cosine", "lexical", "entity_cosine", "entity_rest"))}
+    unknown = np.array([f.unknown_name for f in every], dtype=bool)
+    cols["cosine_floor"] = np.where(unknown, -np.inf, cols["cosine_floor"])  # each query uses one of the two cosine floors
+    cols["cosine_floor_unknown_name"] = np.where(unknown, cols["cosine_floor_unknown_name"], -np.inf)
     n = len(features)
     kinds = np.array([f.kind for f in every])
     answerable = kinds == "answerable"
@@ -115,12 +122,12 @@ def sweep(features: list[GateFeatures], guards: list[GateFeatures], grid: dict |
     per_floor = {name: [cols[name] >= v for v in grid[name]] for name in FLOOR_NAMES}
     counts = {k: int(m.sum()) for k, m in masks.items()}
     points = []
-    for i, j in itertools.product(range(len(grid["cosine_floor"])), range(len(grid["lexical_floor"]))):
-        base = per_floor["cosine_floor"][i] | per_floor["lexical_floor"][j]
-        for a, b in itertools.product(range(len(grid["entity_support_cosine"])), range(len(grid["entity_support_lexical"]))):
+    sizes = [range(len(grid[name])) for name in FLOOR_NAMES]
+    for i, u, j in itertools.product(*sizes[:3]):
+        base = per_floor["cosine_floor"][i] | per_floor["cosine_floor_unknown_name"][u] | per_floor["lexical_floor"][j]
+        for a, b in itertools.product(*sizes[3:]):
             passed = base | per_floor["entity_support_cosine"][a] | per_floor["entity_support_lexical"][b]
-            p = {"cosine_floor": grid["cosine_floor"][i], "lexical_floor": grid["lexical_floor"][j],
-                 "entity_support_cosine": grid["entity_support_cosine"][a], "entity_support_lexical": grid["entity_support_lexical"][b]}
+            p = {name: grid[name][x] for name, x in zip(FLOOR_NAMES, (i, u, j, a, b))}
             p["false_empty"] = 1 - (passed & masks["answerable"]).sum() / counts["answerable"] if counts["answerable"] else math.nan
             ce = []
             for kind in ("off_topic", "named"):
@@ -198,4 +205,5 @@ def scenario_guards(workdir, *, settings=None, embedder=None) -> tuple[list[Gate
 def features_from_gate(qid: str, answerable: bool, outputs: dict, source: str) -> GateFeatures:
     """A labelled sample from a gate stage's logged outputs."""
     return GateFeatures(qid, answerable, outputs.get("best_cosine"), outputs.get("best_lexical"),
-                        outputs.get("best_entity_cosine"), outputs.get("best_entity_rest_lexical"), source)
+                        outputs.get("best_entity_cosine"), outputs.get("best_entity_rest_lexical"), source,
+                        bool(outputs.get("unknown_names")))

@@ -56,6 +56,7 @@ class SearchObservation:
     best_entity_cosine: float | None = None
     best_entity_rest_lexical: float | None = None
     gate_candidates: list[dict] = field(default_factory=list, repr=False)
+    unknown_names: list[str] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
@@ -92,7 +93,8 @@ class SearchObservation:
         best_lexical = gate.get("best_lexical", lexical[0].get("lexical") if lexical else None)
         return cls(entry.id, rankings, best_cosine, best_lexical, int(gate.get("entity_matches") or len(rankings["entity"])),
                    entry.empty_reason, entry.total_ms, dict(entry.stages),
-                   gate.get("best_entity_cosine"), gate.get("best_entity_rest_lexical"), list(gate.get("candidates") or []))
+                   gate.get("best_entity_cosine"), gate.get("best_entity_rest_lexical"), list(gate.get("candidates") or []),
+                   list(gate.get("unknown_names") or []))
 
 
 def observe(service, search_id: str) -> SearchObservation:
@@ -140,7 +142,7 @@ def aggregate(outcomes: list[QuestionOutcome]) -> dict:
 def gate_features(question_id: str, answerable: bool, observation: SearchObservation) -> GateFeatures:
     """The calibration input for one labelled query."""
     return GateFeatures(question_id, answerable, observation.best_cosine, observation.best_lexical,
-                        observation.best_entity_cosine, observation.best_entity_rest_lexical)
+                        observation.best_entity_cosine, observation.best_entity_rest_lexical, "locomo", bool(observation.unknown_names))
 
 
 def off_topic_summary(observations: list[SearchObservation]) -> dict:

@@ -29,9 +29,15 @@ def _candidate(row: Any) -> Candidate:
     )
 
 
+COSINE_DIGITS = 6
+
+
 def dense_candidates(store, index, flt: HardFilter, mask: np.ndarray, query_vec: np.ndarray, k: int) -> tuple[list[Candidate], list[dict]]:
     """Top ``k`` records by cosine under the mask; also rows refused by the re-check (stale index)."""
-    hits = index.search(query_vec, k, mask)
+    # Cosines are rounded to 6 decimals and ties ordered by seq: the index's float32 products can
+    # differ in the last bits with the size of the matrix, i.e. with records the principal cannot read.
+    hits = sorted(((seq, round(float(cosine), COSINE_DIGITS)) for seq, cosine in index.search(query_vec, k, mask)),
+                  key=lambda hit: (-hit[1], hit[0]))
     if not hits:
         return [], []
     seqs = [seq for seq, _ in hits]
@@ -90,7 +96,8 @@ def matched_entities(store, scopes: tuple[str, ...] | list[str], keys: list[str]
         if keys:
             rows = store.conn.execute(
                 "SELECT a.alias_norm, e.id, e.canonical_name, e.kind FROM entity_aliases a JOIN entities e ON e.id = a.entity_id "
-                f"WHERE a.alias_norm IN ({','.join('?' * len(keys))}) AND e.status != 'merged' AND {scope_sql} ORDER BY e.id",
+                f"WHERE a.alias_norm IN ({','.join('?' * len(keys))}) AND e.status != 'merged' AND {scope_sql} "
+                "ORDER BY e.canonical_name, e.created_at, e.id",
                 [*keys, *scope_params],
             ).fetchall()
             for row in rows:
@@ -135,7 +142,9 @@ def entity_candidates(store, flt: HardFilter, entities: list[dict[str, str]], k:
     for rank, row in enumerate(rows, start=1):
         cand = _candidate(row)
         cand.entity_rank = rank
-        cand.entities = [{"id": eid, "name": by_id[eid]["name"]} for eid in sorted(set(row["entity_ids"].split(",")))]
+        # ordered by name (then id): ids are random, and nothing shown may depend on them
+        eids = sorted(set(row["entity_ids"].split(",")), key=lambda eid: (by_id[eid]["name"], eid))
+        cand.entities = [{"id": eid, "name": by_id[eid]["name"]} for eid in eids]
         out.append(cand)
     return out
 

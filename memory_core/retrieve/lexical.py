@@ -25,10 +25,11 @@ readable postings are read). Everything a principal sees therefore depends on re
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 from .filters import HardFilter
-from .fts_query import fts_expression
+from .fts_query import STOP_WORDS, fts_expression
 
 
 SHARE_MIN_RECORDS = 20
@@ -116,3 +117,37 @@ def partial_score(result: LexicalResult, matched: tuple[str, ...], leave_out: se
     if denominator <= 0:
         return None
     return result.weight([t for t in matched if t in rest]) / denominator
+
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+# Capitalised words that name a time, not a thing a record would mention by that word.
+_CALENDAR = frozenset(
+    "january february march april may june july august september october november december "
+    "monday tuesday wednesday thursday friday saturday sunday".split()
+)
+
+
+def unknown_names(query: str, result: LexicalResult | None) -> list[str]:
+    """The query's names when none of them is held by a readable record; else ``[]``.
+
+    A name is a capitalised word that is not the query's first word, a stop word, or a month or
+    weekday. "What did Caroline research?" asked of a memory in which no record mentions Caroline
+    is about someone this memory has never seen; the gate then asks more of the cosine signal,
+    which a question's phrasing alone can lift. When any name of the query is held ("where does
+    the user live, Porto or Lisbon?"), the query is partly about known things and nothing changes.
+    Words left out of lexical search as too common count as held.
+    """
+    if result is None:
+        return []
+    held = {t["term"]: t["documents"] for t in result.terms}
+    names: list[str] = []
+    for position, chunk in enumerate(query.split()):
+        if position == 0:
+            continue
+        for word in _WORD.findall(chunk):
+            key = word.casefold()
+            if word[0].isupper() and key not in STOP_WORDS and key not in _CALENDAR and word not in names:
+                names.append(word)
+    if not names or any(held.get(word.casefold()) != 0 for word in names):
+        return []
+    return names

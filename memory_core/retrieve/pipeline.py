@@ -50,6 +50,7 @@ class SearchContext:
     query_vec: np.ndarray | None = None
     entities: list[dict[str, str]] = field(default_factory=list)
     lexical: Any = None  # the lexical generator's LexicalResult (term statistics), if it ran
+    unknown_names: list[str] = field(default_factory=list)  # capitalised query words no readable record holds
     pool: dict[int, Candidate] = field(default_factory=dict)
     generated: dict[str, list[int]] = field(default_factory=dict)
     ranking: list[Candidate] = field(default_factory=list)

@@ -11,8 +11,8 @@ from ..clock import parse_ts
 from ..store.records import blob_to_vector, fetch_records
 from .filters import index_mask
 from .fts_query import query_terms
-from .generators import dense_candidates, entity_candidates, lexical_candidates
-from .lexical import partial_score
+from .generators import COSINE_DIGITS, dense_candidates, entity_candidates, lexical_candidates
+from .lexical import partial_score, unknown_names
 from .model import Candidate
 from .pipeline import SearchContext
 from .scoring import (
@@ -129,7 +129,7 @@ def evidence_of(ctx: SearchContext, cand: Candidate) -> Evidence:
         name_terms = {t for e in ctx.entities for t in query_terms(e.get("matched") or e["name"], 64)}
         name_terms |= {t for n in names for t in query_terms(n, 64)}
         rest = partial_score(ctx.lexical, cand.lexical_terms, name_terms)
-    return Evidence(cand.cosine, cand.lexical, names, rest)
+    return Evidence(cand.cosine, cand.lexical, names, rest, tuple(ctx.unknown_names))
 
 
 class GateStage:
@@ -141,12 +141,13 @@ class GateStage:
     def run(self, ctx: SearchContext) -> SearchContext:
         s = ctx.settings
         floors = GateFloors.of(s)
+        ctx.unknown_names = unknown_names(ctx.query, ctx.lexical)
         missing = [c.seq for c in ctx.ranking if c.cosine is None]
         if missing and ctx.query_vec is not None:
             sims = ctx.deps.index.similarity(ctx.query_vec, missing)
             for cand in ctx.ranking:
                 if cand.cosine is None and cand.seq in sims:
-                    cand.cosine = sims[cand.seq]
+                    cand.cosine = round(float(sims[cand.seq]), COSINE_DIGITS)
         rerank_on = ctx.settings.reranker_enabled if ctx.request.rerank is None else ctx.request.rerank
         ctx.floors_deferred = bool(rerank_on and s.reranker_mode == "replace_floors")
         cosines = [c.cosine for c in ctx.ranking if c.cosine is not None]
@@ -154,6 +155,7 @@ class GateStage:
         summary = {
             "cosine_floor": s.cosine_floor, "lexical_floor": s.lexical_floor,
             "entity_support_cosine": s.entity_support_cosine, "entity_support_lexical": s.entity_support_lexical,
+            "cosine_floor_unknown_name": s.cosine_floor_unknown_name, "unknown_names": list(ctx.unknown_names),
             "best_cosine": max(cosines) if cosines else None, "best_lexical": max(lexicals) if lexicals else None,
             "entity_matches": sum(1 for c in ctx.ranking if c.entity_rank is not None),
             "candidates": len(ctx.ranking), "floors": "deferred to the reranker" if ctx.floors_deferred else "applied",
@@ -183,7 +185,7 @@ class GateStage:
         ctx.io(outputs={"decision": summary["decision"], "candidates": [
             {"id": c.record_id, "cosine": _r(c.cosine), "lexical": _r(c.lexical), "entity": bool(ev.entities),
              "rest_lexical": _r(ev.rest_lexical), "strong": passed} for c, ev, (passed, _) in zip(ctx.ranking, evidence, verdicts)],
-            **{k: summary[k] for k in ("passed", "best_cosine", "best_lexical", "entity_matches", "best_entity_cosine",
+            **{k: summary[k] for k in ("passed", "unknown_names", "best_cosine", "best_lexical", "entity_matches", "best_entity_cosine",
                                        "best_entity_rest_lexical", "strong")}})
         if first is None and not ctx.floors_deferred:
             for cand in list(ctx.ranking):
@@ -235,7 +237,7 @@ def lifecycle_probe(ctx: SearchContext) -> dict:
     if ctx.query_vec is not None:
         sims = deps.index.similarity(ctx.query_vec, [seq for seq, c in found.items() if c.cosine is None])
         for seq, value in sims.items():
-            found[seq].cosine = value
+            found[seq].cosine = round(float(value), COSINE_DIGITS)
     counts = {"superseded": 0, "expired": 0, "passing": 0, "ids": []}
     saved = ctx.lexical
     ctx.lexical = lexical

@@ -79,10 +79,12 @@ class GateFloors:
     lexical: float
     entity_support_cosine: float
     entity_support_lexical: float
+    cosine_unknown_name: float = math.inf
 
     @classmethod
     def of(cls, settings) -> "GateFloors":
-        return cls(settings.cosine_floor, settings.lexical_floor, settings.entity_support_cosine, settings.entity_support_lexical)
+        return cls(settings.cosine_floor, settings.lexical_floor, settings.entity_support_cosine, settings.entity_support_lexical,
+                   settings.cosine_floor_unknown_name)
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,15 @@ class Evidence:
     lexical: float | None
     entities: tuple[str, ...] = ()
     rest_lexical: float | None = None
+    unknown_names: tuple[str, ...] = ()  # of the query: capitalised words no readable record holds
+
+
+def _cosine_floor(ev: "Evidence", floors: "GateFloors") -> tuple[float, str]:
+    """The cosine floor that applies, and how to name it in a reason."""
+    if ev.unknown_names:
+        names = ", ".join(ev.unknown_names)
+        return floors.cosine_unknown_name, f"floor {{}} for a query naming {names}, which no readable record holds"
+    return floors.cosine, "floor {}"
 
 
 def gate_check(ev: Evidence, floors: GateFloors) -> tuple[bool, str]:
@@ -104,9 +115,10 @@ def gate_check(ev: Evidence, floors: GateFloors) -> tuple[bool, str]:
     support floor, or the non-name words' lexical score at or above theirs). A name alone is not
     relevance: "how does Alice like her answers formatted?" names Alice but asks about formatting.
     """
-    if ev.cosine is not None and ev.cosine >= floors.cosine:
-        a, b = _fmt(ev.cosine, floors.cosine, 2)
-        return True, f"cosine {a} >= floor {b}"
+    floor, label = _cosine_floor(ev, floors)
+    if ev.cosine is not None and ev.cosine >= floor:
+        a, b = _fmt(ev.cosine, floor, 2)
+        return True, f"cosine {a} >= {label.format(b)}"
     if ev.lexical is not None and ev.lexical >= floors.lexical:
         a, b = _fmt(ev.lexical, floors.lexical, 2)
         return True, f"lexical score {a} >= floor {b}"
@@ -141,8 +153,9 @@ def weak_reason(ev: Evidence, floors: GateFloors, prefix: str = "best ") -> str:
     if ev.cosine is None:
         dense = "no dense candidate"
     else:
-        a, b = _fmt(ev.cosine, floors.cosine, 2)
-        dense = f"{prefix}cosine {a} < floor {b}"
+        floor, label = _cosine_floor(ev, floors)
+        a, b = _fmt(ev.cosine, floor, 2) if math.isfinite(floor) else (f"{ev.cosine:.2f}", "inf")
+        dense = f"{prefix}cosine {a} < {label.format(b)}"
     if ev.lexical is None:
         lexical = "no lexical match"
     else:
@@ -165,10 +178,11 @@ def gate_set(evidence: Sequence[Evidence], floors: GateFloors) -> tuple[int | No
         lexical=max((e.lexical for e in evidence if e.lexical is not None), default=None),
         entities=tuple(dict.fromkeys(n for e in evidence for n in e.entities)),
         rest_lexical=max((e.rest_lexical for e in evidence if e.entities and e.rest_lexical is not None), default=None),
+        unknown_names=evidence[0].unknown_names,
     )
     if best.entities:  # the best support any entity-matched candidate had
         ent_cos = max((e.cosine for e in evidence if e.entities and e.cosine is not None), default=None)
-        text = weak_reason(Evidence(best.cosine, best.lexical), floors).rsplit(";", 1)[0]
+        text = weak_reason(Evidence(best.cosine, best.lexical, unknown_names=best.unknown_names), floors).rsplit(";", 1)[0]
         return None, f"{text}; {_entity_text(Evidence(ent_cos, None, best.entities, best.rest_lexical), floors)}"
     return None, weak_reason(best, floors)
 
