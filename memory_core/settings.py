@@ -79,40 +79,41 @@ class WriteSettings(_Section):
 class RetrievalSettings(_Section):
     candidates_per_generator: int = Field(30, ge=1, le=500, description="Candidates each generator (dense, lexical, entity) may return.")
     rrf_k: float = Field(
-        5.0, gt=0,
+        3.0, gt=0,
         description="Reciprocal-rank fusion constant k in 1/(k + rank); small k trusts each generator's top ranks more "
         "(measured on LoCoMo, docs/retrieval.md).",
     )
     cosine_floor: float = Field(
-        0.45, ge=-1.0, le=1.0,
+        0.40, ge=-1.0, le=1.0,
         description="Empty-result gate: the result set passes when some candidate's cosine to the query is at least this. "
         "Calibrated for the packaged MiniLM (docs/calibration.md); recalibrate after changing the embedder.",
     )
     cosine_floor_unknown_name: float = Field(
-        0.55, ge=-1.0, le=1.0,
+        0.60, ge=-1.0, le=1.0,
         description="Empty-result gate: the cosine floor instead of cosine_floor when the query names something (a "
         "capitalised word, not the first) that no readable record holds, such as a person this memory has never seen.",
     )
     lexical_floor: float = Field(
-        0.75, ge=0.0, le=1.0,
+        0.50, ge=0.0, le=1.0,
         description="Empty-result gate: the result set passes when some candidate's lexical score (the idf-weighted share of "
         "the query's terms it holds, over readable records; 0 to 1, independent of store size) is at least this.",
     )
     entity_support_cosine: float = Field(
-        0.35, ge=-1.0, le=1.0,
+        0.40, ge=-1.0, le=1.0,
         description="An exact entity match lets the result set pass only with support for the rest of the question: the "
         "matched record's cosine at least this, or its lexical score on the words other than the name at least entity_support_lexical.",
     )
     entity_support_lexical: float = Field(
-        0.5, ge=0.0, le=1.0,
+        0.50, ge=0.0, le=1.0,
         description="Lexical support an entity match needs from the words of the query other than the entity's name (0 to 1).",
     )
     freshness_half_life_days: float = Field(
         90.0, gt=0, description="Half-life of the episodic recency weight applied to fused scores."
     )
     freshness_weight: float = Field(
-        0.5, ge=0.0, le=1.0,
-        description="How much of an episodic record's fused score depends on recency (0 disables the adjustment).",
+        0.0, ge=0.0, le=1.0,
+        description="How much of an episodic record's fused score depends on recency (0, the default, disables the "
+        "adjustment: on LoCoMo it lowered recall, also on its recency questions; docs/retrieval.md).",
     )
     freshness_scope: Literal["recency_questions", "always"] = Field(
         "recency_questions",

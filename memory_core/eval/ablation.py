@@ -136,3 +136,49 @@ def logged_questions(store, conversations, run: dict) -> list[LoggedQuestion]:
                                   now[user], lists, signals, {i: event_at[i] for name in lists for i in lists[name] if i in event_at},
                                   {c["id"]: c for c in obs.gate_candidates}))
     return out
+
+
+def ladder(settings) -> list[tuple[str, Replay]]:
+    """The ablation rows: single generators, then one change at a time up to the shipped pipeline."""
+    from .gate_calibration import FLOOR_NAMES
+
+    s = settings
+    base = Replay(k_per_generator=s.candidates_per_generator)
+    fused = base.with_(rrf_k=s.rrf_k, entity_when_full=False)
+    fresh = dict(freshness_weight=s.freshness_weight, freshness_half_life_days=s.freshness_half_life_days)
+    shipped = fused.with_(**fresh, freshness_scope=s.freshness_scope)
+    return [
+        ("dense only", base.with_(lists=("dense",))),
+        ("lexical only (readable-statistics score)", base.with_(lists=("lexical",))),
+        ("entity only (most recent first)", base.with_(lists=("entity",))),
+        ("plain RRF of dense + lexical, k 60", base.with_(lists=("dense", "lexical"))),
+        ("RRF of all three lists, k 60 (previous fusion)", base),
+        (f"… with k {s.rrf_k:g}", base.with_(rrf_k=s.rrf_k)),
+        ("… and a full entity list left out of the fusion", fused),
+        (f"… + freshness on every query (weight {s.freshness_weight:g}, previous default)", fused.with_(**fresh, freshness_scope="always")),
+        (f"… freshness only for recency questions ({s.freshness_scope}, shipped)", shipped),
+        ("… + the gate at the shipped floors (shipped pipeline, replayed)", shipped.with_(gate={n: getattr(s, n) for n in FLOOR_NAMES})),
+    ]
+
+
+def fold_of_question(q: LoggedQuestion, folds: list[set[str]]) -> int:
+    """Which half a question belongs to: the conversation whose store it was asked of."""
+    owner = q.qid.split("<-")[0] if "<-" in q.qid else q.qid.split("#")[0]
+    return 0 if owner in folds[0] else 1
+
+
+def choose_rrf_k(questions: list[LoggedQuestion], covers, folds, ks=(1, 2, 3, 5, 10, 20, 60), k_per_generator: int = 30) -> list[dict]:
+    """Per fold: recall@10 of each RRF k on the training half (entity list out when full, no
+    freshness, no gate), the best k there, and that k's recall on the held-out half."""
+    out = []
+    for fold in (0, 1):
+        train = [q for q in questions if fold_of_question(q, folds) == fold]
+        test = [q for q in questions if fold_of_question(q, folds) != fold]
+        if not train or not test:
+            continue
+        scores = {k: score_replay(train, Replay(rrf_k=k, entity_when_full=False, k_per_generator=k_per_generator), covers)
+                  ["overall"]["recall@10"] for k in ks}
+        best = max(ks, key=lambda k: (round(scores[k], 4), -k))
+        held = score_replay(test, Replay(rrf_k=best, entity_when_full=False, k_per_generator=k_per_generator), covers)
+        out.append({"train": sorted(folds[fold]), "train_recall": scores, "best_k": best, "held_out_recall@10": held["overall"]["recall@10"]})
+    return out
