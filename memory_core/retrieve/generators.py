@@ -15,7 +15,7 @@ import numpy as np
 from ..policy.rules import normalise_alias
 from .filters import HardFilter
 from .fts_query import query_mentions, query_terms
-from .lexical import LexicalResult, lexical_search
+from .lexical import LexicalResult, lexical_search, lookup_key, readable_lookup
 from .model import Candidate
 from .pipeline import SearchContext
 
@@ -61,10 +61,14 @@ def dense_candidates(store, index, flt: HardFilter, mask: np.ndarray, query_vec:
     return out, refused
 
 
-def lexical_candidates(store, flt: HardFilter, total: int, terms: list[str], k: int, max_share: float,
-                       max_postings: int) -> tuple[list[Candidate], LexicalResult]:
-    """Top ``k`` readable records by lexical score (:mod:`.lexical`), as candidates."""
-    result = lexical_search(store, flt, total, terms, k, max_share, max_postings)
+def lexical_candidates(store, flt: HardFilter, lut, terms: list[str], k: int, max_share: float,
+                       max_postings: int, known_counts: dict[str, int] | None = None) -> tuple[list[Candidate], LexicalResult]:
+    """Top ``k`` readable records by lexical score (:mod:`.lexical`), as candidates.
+
+    ``lut`` marks the seqs the hard filter admits (from the index mask); each candidate's row is
+    checked against the filter again, as the dense generator does, in case the index is stale.
+    """
+    result = lexical_search(store, lut, terms, k, max_share, max_postings, known_counts)
     if not result.ranked:
         return [], result
     seqs = [seq for seq, _, _ in result.ranked]
@@ -74,7 +78,7 @@ def lexical_candidates(store, flt: HardFilter, total: int, terms: list[str], k: 
     out = []
     for seq, score, held in result.ranked:
         row = rows.get(seq)
-        if row is None:
+        if row is None or flt.admits(row):
             continue
         cand = _candidate(row)
         cand.lexical_rank = len(out) + 1
@@ -207,16 +211,19 @@ class LexicalStage:
     def run(self, ctx: SearchContext) -> SearchContext:
         s = ctx.settings
         terms = query_terms(ctx.query, s.lexical_max_terms)
-        total = int(ctx.mask.sum()) if ctx.mask is not None else 0
-        ctx.io(inputs={"k": s.candidates_per_generator, "terms": terms, "readable_records": total})
+        lut = readable_lookup(ctx.deps.index, ctx.mask)
+        ctx.io(inputs={"k": s.candidates_per_generator, "terms": terms, "readable_records": int(lut.sum())})
         if not terms:
             _merge(ctx, "lexical", [])
             ctx.lexical = None
             ctx.skip("no searchable terms once stop words and operator syntax are removed")
             ctx.io(outputs={"candidates": []})
             return ctx
-        found, result = lexical_candidates(ctx.deps.store, ctx.filter, total, terms, s.candidates_per_generator,
-                                           s.lexical_max_df_share, s.lexical_max_postings)
+        counts = None
+        if hasattr(ctx.deps, "readable_term_counts"):
+            counts = ctx.deps.readable_term_counts(lookup_key(lut, ctx.deps.store.records_version()))
+        found, result = lexical_candidates(ctx.deps.store, ctx.filter, lut, terms, s.candidates_per_generator,
+                                           s.lexical_max_df_share, s.lexical_max_postings, counts)
         ctx.lexical = result
         _merge(ctx, "lexical", found)
         ctx.io(outputs={"term_statistics": result.terms,

@@ -12,7 +12,7 @@ from ..store.records import blob_to_vector, fetch_records
 from .filters import index_mask
 from .fts_query import query_terms
 from .generators import COSINE_DIGITS, dense_candidates, entity_candidates, lexical_candidates
-from .lexical import partial_score, unknown_names
+from .lexical import partial_score, readable_lookup, unknown_names
 from .model import Candidate
 from .pipeline import SearchContext
 from .scoring import (
@@ -121,14 +121,18 @@ class FreshnessStage:
         return ctx
 
 
-def evidence_of(ctx: SearchContext, cand: Candidate) -> Evidence:
+def name_terms(ctx: SearchContext) -> set[str]:
+    """Query terms that belong to the matched entities' names (what "the rest of the question" leaves out)."""
+    return {t for e in ctx.entities for key in (e.get("matched") or "", e["name"]) for t in query_terms(key, 64)}
+
+
+def evidence_of(ctx: SearchContext, cand: Candidate, names_in_query: set[str] | None = None) -> Evidence:
     """The gate's view of one candidate (see :func:`.scoring.gate_check`)."""
     names = tuple(e["name"] for e in cand.entities)
     rest = None
     if names and ctx.lexical is not None:
-        name_terms = {t for e in ctx.entities for t in query_terms(e.get("matched") or e["name"], 64)}
-        name_terms |= {t for n in names for t in query_terms(n, 64)}
-        rest = partial_score(ctx.lexical, cand.lexical_terms, name_terms)
+        leave_out = names_in_query if names_in_query is not None else name_terms(ctx)
+        rest = partial_score(ctx.lexical, cand.lexical_terms, leave_out | {t for n in names for t in query_terms(n, 64)})
     return Evidence(cand.cosine, cand.lexical, names, rest, tuple(ctx.unknown_names))
 
 
@@ -162,7 +166,8 @@ class GateStage:
         }
         ctx.io(inputs={"candidates": len(ctx.ranking)} | {k: summary[k] for k in (
             "cosine_floor", "lexical_floor", "entity_support_cosine", "entity_support_lexical", "floors")})
-        evidence = [evidence_of(ctx, c) for c in ctx.ranking]
+        in_query = name_terms(ctx)
+        evidence = [evidence_of(ctx, c, in_query) for c in ctx.ranking]
         verdicts = [gate_check(ev, floors) for ev in evidence]
         ent_rest = [ev.rest_lexical for ev in evidence if ev.entities and ev.rest_lexical is not None]
         ent_cos = [ev.cosine for ev in evidence if ev.entities and ev.cosine is not None]
@@ -227,7 +232,7 @@ def lifecycle_probe(ctx: SearchContext) -> dict:
     terms = query_terms(ctx.query, s.lexical_max_terms)
     lexical = None
     if terms:
-        cands, lexical = lexical_candidates(deps.store, flt, int(mask.sum()), terms, s.candidates_per_generator,
+        cands, lexical = lexical_candidates(deps.store, flt, readable_lookup(deps.index, mask), terms, s.candidates_per_generator,
                                             s.lexical_max_df_share, s.lexical_max_postings)
         for cand in cands:
             kept = found.setdefault(cand.seq, cand)
