@@ -79,7 +79,7 @@ class WriteSettings(_Section):
 class RetrievalSettings(_Section):
     candidates_per_generator: int = Field(30, ge=1, le=500, description="Candidates each generator (dense, lexical, entity) may return.")
     rrf_k: float = Field(
-        3.0, gt=0,
+        5.0, gt=0,
         description="Reciprocal-rank fusion constant k in 1/(k + rank); small k trusts each generator's top ranks more "
         "(measured on LoCoMo, docs/retrieval.md).",
     )

@@ -138,6 +138,9 @@ def logged_questions(store, conversations, run: dict) -> list[LoggedQuestion]:
     return out
 
 
+PREVIOUS_FRESHNESS_WEIGHT = 0.5  # the default before freshness was measured (and turned off)
+
+
 def ladder(settings) -> list[tuple[str, Replay]]:
     """The ablation rows: single generators, then one change at a time up to the shipped pipeline."""
     from .gate_calibration import FLOOR_NAMES
@@ -145,8 +148,10 @@ def ladder(settings) -> list[tuple[str, Replay]]:
     s = settings
     base = Replay(k_per_generator=s.candidates_per_generator)
     fused = base.with_(rrf_k=s.rrf_k, entity_when_full=False)
-    fresh = dict(freshness_weight=s.freshness_weight, freshness_half_life_days=s.freshness_half_life_days)
-    shipped = fused.with_(**fresh, freshness_scope=s.freshness_scope)
+    fresh = dict(freshness_weight=PREVIOUS_FRESHNESS_WEIGHT, freshness_half_life_days=s.freshness_half_life_days)
+    shipped = fused.with_(freshness_weight=s.freshness_weight, freshness_half_life_days=s.freshness_half_life_days,
+                          freshness_scope=s.freshness_scope)
+    w, hl = PREVIOUS_FRESHNESS_WEIGHT, s.freshness_half_life_days
     return [
         ("dense only", base.with_(lists=("dense",))),
         ("lexical only (readable-statistics score)", base.with_(lists=("lexical",))),
@@ -155,8 +160,9 @@ def ladder(settings) -> list[tuple[str, Replay]]:
         ("RRF of all three lists, k 60 (previous fusion)", base),
         (f"… with k {s.rrf_k:g}", base.with_(rrf_k=s.rrf_k)),
         ("… and a full entity list left out of the fusion", fused),
-        (f"… + freshness on every query (weight {s.freshness_weight:g}, previous default)", fused.with_(**fresh, freshness_scope="always")),
-        (f"… freshness only for recency questions ({s.freshness_scope}, shipped)", shipped),
+        (f"… + freshness on every query (weight {w:g}, half-life {hl:g} d: the previous default)", fused.with_(**fresh)),
+        (f"… freshness (weight {w:g}) only for recency questions", fused.with_(**fresh, freshness_scope="recency_questions")),
+        (f"… freshness as shipped (weight {s.freshness_weight:g}, {s.freshness_scope})", shipped),
         ("… + the gate at the shipped floors (shipped pipeline, replayed)", shipped.with_(gate={n: getattr(s, n) for n in FLOOR_NAMES})),
     ]
 
