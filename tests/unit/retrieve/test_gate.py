@@ -100,3 +100,23 @@ def test_entity_matches_are_ordered_by_recency(make_service, clock):
     response = search(service, alice, "Priya")
     entity = response.trace.stage("entity").outputs["candidates"]
     assert [c["id"] for c in entity] == [second, first]
+
+
+def test_a_query_naming_only_unknown_names_needs_the_higher_cosine_floor(make_service):
+    service = make_service(cosine_floor=0.1, cosine_floor_unknown_name=0.99, lexical_floor=1.0)
+    alice = _principal(service)
+    write(alice, "The user researched adoption agencies last spring.", attribute="research")
+    response = search(service, alice, "What did Caroline research last spring?")
+    gate = response.trace.stage("gate").outputs
+    assert response.empty and gate["unknown_names"] == ["Caroline"]
+    assert "for a query naming Caroline, which no readable record holds" in response.empty_reason
+    known = search(service, alice, "What did the user research last spring?")  # no names: the ordinary floor
+    assert not known.empty and known.trace.stage("gate").outputs["unknown_names"] == []
+
+
+def test_a_known_name_in_the_query_keeps_the_ordinary_floor(make_service):
+    service = make_service(cosine_floor=0.1, cosine_floor_unknown_name=0.99, lexical_floor=1.0)
+    alice = _principal(service)
+    write(alice, "The user moved from Porto to Lisbon.", attribute="home")
+    response = search(service, alice, "Did the user live in Madrid or Lisbon?")  # Lisbon is held, Madrid is not
+    assert not response.empty and response.trace.stage("gate").outputs["unknown_names"] == []
