@@ -107,6 +107,11 @@ class RetrievalSettings(_Section):
         0.50, ge=0.0, le=1.0,
         description="Lexical support an entity match needs from the words of the query other than the entity's name (0 to 1).",
     )
+    result_floor: float = Field(
+        0.25, ge=-1.0, le=1.0,
+        description="Once the gate lets a result set through, a candidate whose cosine and lexical score are both below "
+        "this (and which is not strong evidence itself) is still dropped: a junk tail is no answer.",
+    )
     freshness_half_life_days: float = Field(
         90.0, gt=0, description="Half-life of the episodic recency weight applied to fused scores."
     )

@@ -31,6 +31,7 @@ class Replay:
     freshness_half_life_days: float = 90.0
     freshness_scope: str = "always"
     gate: dict | None = None  # the five gate floors by setting name (gate_calibration.FLOOR_NAMES)
+    result_floor: float | None = None  # with a gate: drop candidates below it on cosine and lexical score
     k_per_generator: int = 30
 
     def with_(self, **changes) -> "Replay":
@@ -79,7 +80,27 @@ def replay(q: LoggedQuestion, r: Replay, limit: int = 10) -> list[str]:
                 age = (q.now - parse_ts(when)).total_seconds() / 86400.0
                 scores[item] *= freshness_factor(age, r.freshness_half_life_days, r.freshness_weight)
         order.sort(key=lambda item: (-scores[item], rank[item]))
+    if r.gate is not None and r.result_floor is not None:
+        order = [item for item in order if _keeps(q.candidates.get(item, {}), r.result_floor, r.gate, q.signals)]
     return order[:limit]
+
+
+def _keeps(c: dict, floor: float, floors: dict, signals: dict) -> bool:
+    """The gate's per-candidate keep rule in a result set that passed: above the result floor on
+    cosine or lexical score, or strong evidence itself under ``floors`` (the open pass's own
+    "strong" flags were judged with the gate open, so they are recomputed here)."""
+    from ..retrieve.scoring import Evidence, GateFloors, gate_check
+
+    def at_least(value, limit):
+        return value is not None and value >= limit
+
+    if at_least(c.get("cosine"), floor) or at_least(c.get("lexical"), floor):
+        return True
+    gate_floors = GateFloors(floors["cosine_floor"], floors["lexical_floor"], floors["entity_support_cosine"],
+                             floors["entity_support_lexical"], floors["cosine_floor_unknown_name"])
+    evidence = Evidence(c.get("cosine"), c.get("lexical"), ("entity",) if c.get("entity") else (), c.get("rest_lexical"),
+                        ("name",) if signals.get("unknown_name") else ())
+    return gate_check(evidence, gate_floors)[0]
 
 
 def score_replay(questions: list[LoggedQuestion], r: Replay, covers: dict[str, dict[str, list[str]]]) -> dict:
@@ -163,7 +184,9 @@ def ladder(settings) -> list[tuple[str, Replay]]:
         (f"… + freshness on every query (weight {w:g}, half-life {hl:g} d: the previous default)", fused.with_(**fresh)),
         (f"… freshness (weight {w:g}) only for recency questions", fused.with_(**fresh, freshness_scope="recency_questions")),
         (f"… freshness as shipped (weight {s.freshness_weight:g}, {s.freshness_scope})", shipped),
-        ("… + the gate at the shipped floors (shipped pipeline, replayed)", shipped.with_(gate={n: getattr(s, n) for n in FLOOR_NAMES})),
+        ("… + the gate at the shipped floors, judged on the set", shipped.with_(gate={n: getattr(s, n) for n in FLOOR_NAMES})),
+        (f"… + result floor {s.result_floor:g} (shipped pipeline, replayed)",
+         shipped.with_(gate={n: getattr(s, n) for n in FLOOR_NAMES}, result_floor=s.result_floor)),
     ]
 
 

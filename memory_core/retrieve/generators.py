@@ -29,12 +29,12 @@ def _candidate(row: Any) -> Candidate:
     )
 
 
-COSINE_DIGITS = 6
+COSINE_DIGITS = 4
 
 
 def dense_candidates(store, index, flt: HardFilter, mask: np.ndarray, query_vec: np.ndarray, k: int) -> tuple[list[Candidate], list[dict]]:
     """Top ``k`` records by cosine under the mask; also rows refused by the re-check (stale index)."""
-    # Cosines are rounded to 6 decimals and ties ordered by seq: the index's float32 products can
+    # Cosines are rounded to 4 decimals and ties ordered by seq: the index's float32 products can
     # differ in the last bits with the size of the matrix, i.e. with records the principal cannot read.
     hits = sorted(((seq, round(float(cosine), COSINE_DIGITS)) for seq, cosine in index.search(query_vec, k, mask)),
                   key=lambda hit: (-hit[1], hit[0]))

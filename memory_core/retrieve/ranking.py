@@ -136,6 +136,15 @@ def evidence_of(ctx: SearchContext, cand: Candidate, names_in_query: set[str] | 
     return Evidence(cand.cosine, cand.lexical, names, rest, tuple(ctx.unknown_names))
 
 
+def below_result_floor(cand: Candidate, floor: float) -> str | None:
+    """Why a candidate of a result set that passed is still dropped (weak on everything), or None."""
+    if (cand.cosine is not None and cand.cosine >= floor) or (cand.lexical is not None and cand.lexical >= floor):
+        return None
+    cosine = "no cosine" if cand.cosine is None else f"cosine {cand.cosine:.2f}"
+    lexical = "no lexical match" if cand.lexical is None else f"lexical score {cand.lexical:.2f}"
+    return f"weak on every signal in a result set that passed ({cosine}, {lexical}; result floor {floor:g})"
+
+
 class GateStage:
     """The empty-result gate, judged on the result set: nothing is returned when every candidate is
     weak on every signal; otherwise the fused order goes on untouched."""
@@ -199,6 +208,15 @@ class GateStage:
             empty = self._empty_reason(ctx, summary, reason)
             summary["empty_reason"] = empty
             ctx.halt(empty)
+        elif first is not None and not ctx.floors_deferred:
+            kept = []
+            for cand, (passed, _) in zip(ctx.ranking, verdicts):
+                if passed or below_result_floor(cand, s.result_floor) is None:
+                    kept.append(cand)
+                else:
+                    ctx.drop(cand, f"gate: {below_result_floor(cand, s.result_floor)}")
+            summary["below_result_floor"] = len(ctx.ranking) - len(kept)
+            ctx.ranking = kept
         return ctx
 
     def _empty_reason(self, ctx: SearchContext, summary: dict, reason: str) -> str:
