@@ -52,6 +52,7 @@ class LoggedQuestion:
     signals: dict[str, float | None]  # best cosine, lexical, entity cosine, entity rest lexical
     event_at: dict[str, str]  # record id -> event time (else creation time)
     candidates: dict[str, dict] = field(default_factory=dict)  # record id -> the gate's per-candidate signals
+    seq: dict[str, int] = field(default_factory=dict)  # record id -> store sequence number (the pipeline's tie-break)
 
 
 def gate_passes(signals: dict, floors: dict) -> bool:
@@ -69,7 +70,10 @@ def replay(q: LoggedQuestion, r: Replay, limit: int = 10) -> list[str]:
     lists = {name: q.lists.get(name, []) for name in r.lists}
     if "entity" in lists and not r.entity_when_full and len(lists["entity"]) >= r.k_per_generator:
         del lists["entity"]
-    fused = rrf_fuse(lists, r.rrf_k)
+    # fuse sequence numbers, as the pipeline does, so ties break the same way (ids are random)
+    ids = {q.seq.get(i, -1 - n): i for n, i in enumerate(i for items in lists.values() for i in items)}
+    by_id = {i: seq for seq, i in ids.items()}
+    fused = [(ids[seq], score) for seq, score in rrf_fuse({n: [by_id[i] for i in items] for n, items in lists.items()}, r.rrf_k)]
     scores = {item: score for item, score in fused}
     order = [item for item, _ in fused]
     if r.freshness_weight > 0 and (r.freshness_scope == "always" or asks_about_recency(q.query)):
@@ -138,12 +142,15 @@ def logged_questions(store, conversations, run: dict) -> list[LoggedQuestion]:
             items.append((q, obs, None, False))
     ids = {i for _, obs, _, _ in items for name in ("dense", "lexical", "entity") for i in obs.rankings[name]}
     event_at: dict[str, str] = {}
+    seq_of: dict[str, int] = {}
     conn = store.service.store.conn
     id_list = sorted(ids)
     for start in range(0, len(id_list), 500):
         chunk = id_list[start:start + 500]
-        for row in conn.execute(f"SELECT id, COALESCE(event_at, created_at) FROM records WHERE id IN ({','.join('?' * len(chunk))})", chunk):
+        for row in conn.execute(f"SELECT id, COALESCE(event_at, created_at), seq FROM records WHERE id IN ({','.join('?' * len(chunk))})",
+                                chunk):
             event_at[row[0]] = row[1]
+            seq_of[row[0]] = row[2]
     out = []
     for q, obs, user, answerable in items:
         if user is None:  # off-topic: asked of the store whose search id's log row names the user
@@ -155,7 +162,8 @@ def logged_questions(store, conversations, run: dict) -> list[LoggedQuestion]:
         qid = q.qid if answerable else f"{user}<-{q.qid}"
         out.append(LoggedQuestion(qid, q.text, answerable, q.category if answerable else None, q.evidence if answerable else (),
                                   now[user], lists, signals, {i: event_at[i] for name in lists for i in lists[name] if i in event_at},
-                                  {c["id"]: c for c in obs.gate_candidates}))
+                                  {c["id"]: c for c in obs.gate_candidates},
+                                  {i: seq_of[i] for name in lists for i in lists[name] if i in seq_of}))
     return out
 
 
