@@ -50,13 +50,13 @@ def forget_record(service, identity: Identity, record_id: str, reason: str) -> l
     record = visible_record(service, identity, record_id)
     if not identity.owns_scope(record.scope):
         raise PermissionDeniedError(f"record {record_id} is not in a scope you own")
-    return service.lifecycle.forget(record.id, actor=identity.actor, reason=reason)
+    return service.forget(record.id, actor=identity.actor, reason=reason)
 
 
 def confirm_record(service, identity: Identity, record_id: str, reason: str) -> Record:
     """A reviewer confirms a provisional record (promoted to confirmed at once)."""
     require(identity, "review")
-    return service.lifecycle.confirm(record_id, actor=identity.actor, reason=_reason(reason), promote=True)
+    return service.confirm(record_id, actor=identity.actor, reason=_reason(reason), promote=True)
 
 
 def revise_record(service, identity: Identity, record_id: str, content: str, reason: str):
@@ -71,7 +71,7 @@ def revise_record(service, identity: Identity, record_id: str, content: str, rea
 
 def clear_review_flag(service, identity: Identity, record_id: str, reason: str, next_review_at: str | None = None) -> Record:
     require(identity, "review")
-    return service.lifecycle.clear_review_flag(record_id, actor=identity.actor, reason=_reason(reason),
+    return service.clear_review_flag(record_id, actor=identity.actor, reason=_reason(reason),
                                                next_review_at=next_review_at or None)
 
 
@@ -133,7 +133,7 @@ def revoke_grant(service, identity: Identity, agent_id: str, scope: str, reason:
 def merge_entities(service, identity: Identity, source_id: str, target_id: str, reason: str) -> dict:
     """The audited merge an operator approved (same-scope only; the core refuses others)."""
     require(identity, "merge")
-    return service.lifecycle.merge_entities(source_id, target_id, actor=identity.actor, reason=_reason(reason))
+    return service.merge_entities(source_id, target_id, actor=identity.actor, reason=_reason(reason))
 
 
 # -- maintenance -------------------------------------------------------------------------------

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from memory_core.store.db import loads
+from memory_core.store.paging import Where, like_pattern
 
-from .pagination import Page, page_bounds
-from .queries import _like
+from .pagination import Page, query_page
 
 
 @dataclass
@@ -27,41 +26,31 @@ class LogFilter:
     until: str | None = None
 
 
-def _time_clauses(flt: LogFilter, clauses: list[str], params: list[Any], column: str = "at") -> None:
+def _time_clauses(flt: LogFilter, where: Where, column: str = "at") -> Where:
     if flt.since:
-        clauses.append(f"{column} >= ?")
-        params.append(flt.since)
+        where.add(f"{column} >= ?", flt.since)
     if flt.until:
-        clauses.append(f"{column} < ?")
-        params.append(flt.until)
+        where.add(f"{column} < ?", flt.until)
+    return where
 
 
-def _page(service, table: str, columns: str, clauses: list[str], params: list[Any], page: int, page_size: int) -> Page:
-    where = " AND ".join(clauses) or "1=1"
-    total = service.store.scalar(f"SELECT COUNT(*) FROM {table} WHERE {where}", params) or 0
-    page, offset = page_bounds(page, page_size, total)
-    rows = service.store.query(f"SELECT {columns} FROM {table} WHERE {where} ORDER BY seq DESC LIMIT ? OFFSET ?",
-                               [*params, page_size, offset])
-    return Page([dict(r) for r in rows], total, page, page_size)
+def _page(service, table: str, columns: str, where: Where, page: int, page_size: int) -> Page:
+    return query_page(service.store, columns, table, where, "seq DESC", page, page_size)
 
 
 def search_log(service, flt: LogFilter, page: int = 1, page_size: int = 50) -> Page:
-    clauses: list[str] = []
-    params: list[Any] = []
+    where = Where()
     if flt.agent_id:
-        clauses.append("agent_id = ?")
-        params.append(flt.agent_id)
+        where.add("agent_id = ?", flt.agent_id)
     if flt.user_id:
-        clauses.append("user_id = ?")
-        params.append(flt.user_id)
+        where.add("user_id = ?", flt.user_id)
     if flt.text and flt.text.strip():
-        clauses.append("(raw_query LIKE ? ESCAPE '\\' OR id = ?)")
-        params += [_like(flt.text.strip()), flt.text.strip()]
+        where.add("(raw_query LIKE ? ESCAPE '\\' OR id = ?)", like_pattern(flt.text.strip()), flt.text.strip())
     if flt.empty_only:
-        clauses.append("result_ids = '[]'")
-    _time_clauses(flt, clauses, params)
+        where.add("result_ids = '[]'")
+    _time_clauses(flt, where)
     page_ = _page(service, "search_log", "seq, id, at, agent_id, user_id, raw_query, result_ids, empty_reason, total_ms",
-                  clauses, params, page, page_size)
+                  where, page, page_size)
     for row in page_.items:
         ids = loads(row.pop("result_ids"), [])
         row["results"] = len(ids)
@@ -69,38 +58,30 @@ def search_log(service, flt: LogFilter, page: int = 1, page_size: int = 50) -> P
 
 
 def write_log(service, flt: LogFilter, page: int = 1, page_size: int = 50) -> Page:
-    clauses: list[str] = []
-    params: list[Any] = []
+    where = Where()
     for column, value in (("agent_id", flt.agent_id), ("user_id", flt.user_id), ("outcome", flt.outcome),
                           ("record_id", flt.record_id), ("actor", flt.actor)):
         if value:
-            clauses.append(f"{column} = ?")
-            params.append(value)
+            where.add(f"{column} = ?", value)
     if flt.kind:
-        clauses.append("operation LIKE ? ESCAPE '\\'")
-        params.append(_like(flt.kind))
-    _time_clauses(flt, clauses, params)
+        where.add("operation LIKE ? ESCAPE '\\'", like_pattern(flt.kind))
+    _time_clauses(flt, where)
     return _page(service, "write_log", "seq, at, operation, agent_id, user_id, actor, outcome, record_id, status, source_kind, total_ms",
-                 clauses, params, page, page_size)
+                 where, page, page_size)
 
 
 def event_log(service, flt: LogFilter, page: int = 1, page_size: int = 50) -> Page:
-    clauses: list[str] = []
-    params: list[Any] = []
+    where = Where()
     if flt.kind:
-        clauses.append("kind = ?")
-        params.append(flt.kind)
+        where.add("kind = ?", flt.kind)
     if flt.actor:
-        clauses.append("actor = ?")
-        params.append(flt.actor)
+        where.add("actor = ?", flt.actor)
     if flt.record_id:
-        clauses.append("(record_id = ? OR entity_id = ?)")
-        params += [flt.record_id, flt.record_id]
+        where.add("(record_id = ? OR entity_id = ?)", flt.record_id, flt.record_id)
     if flt.text and flt.text.strip():
-        clauses.append("reason LIKE ? ESCAPE '\\'")
-        params.append(_like(flt.text.strip()))
-    _time_clauses(flt, clauses, params)
-    return _page(service, "events", "seq, at, kind, actor, record_id, entity_id, reason", clauses, params, page, page_size)
+        where.add("reason LIKE ? ESCAPE '\\'", like_pattern(flt.text.strip()))
+    _time_clauses(flt, where)
+    return _page(service, "events", "seq, at, kind, actor, record_id, entity_id, reason", where, page, page_size)
 
 
 _JSON_COLUMNS = {
@@ -122,8 +103,3 @@ def log_entry(service, table: str, seq: int) -> dict | None:
         out[column] = loads(out.get(column), {})
     return out
 
-
-def search_log_entry(service, search_id: str) -> dict | None:
-    """A search log row by its id (``srch_…``) or seq."""
-    row = service.store.query_one("SELECT seq FROM search_log WHERE id = ? OR CAST(seq AS TEXT) = ?", (search_id, search_id))
-    return log_entry(service, "search_log", row["seq"]) if row else None

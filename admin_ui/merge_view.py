@@ -26,7 +26,7 @@ def preview_tables(service, preview: dict) -> dict[str, list[dict]]:
 def render_merge(service, identity: Identity, source_id: str, target_id: str, key: str) -> None:
     """Preview merging ``source_id`` into ``target_id``; an operator may approve it with a reason."""
     try:
-        preview = service.lifecycle.merge_preview(source_id, target_id)
+        preview = service.merge_preview(source_id, target_id)
     except Exception as exc:  # noqa: BLE001 - e.g. the core refusing a cross-scope merge
         show_error(exc)
         return

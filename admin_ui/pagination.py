@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from memory_core.store.db import Store
+from memory_core.store.paging import Where, count_rows, select_page
 
 
 @dataclass
@@ -44,3 +48,11 @@ def paginate(items: list[Any], page: int, page_size: int) -> Page:
     """Paginate an in-memory list."""
     page, offset = page_bounds(page, page_size, len(items))
     return Page(items[offset: offset + page_size], len(items), page, page_size)
+
+
+def query_page(store: Store, columns: str, source: str, where: Where, order_by: str, page: int, page_size: int,
+               row: Callable[[Any], Any] = dict) -> Page:
+    """One page of a filtered SQL list (``memory_core.store.paging``), with its total and clamped page number."""
+    total = count_rows(store, source, where)
+    page, offset = page_bounds(page, page_size, total)
+    return Page([row(r) for r in select_page(store, columns, source, where, order_by, page_size, offset)], total, page, page_size)

@@ -9,15 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from memory_core.store import overview
 from memory_core.store.db import loads
+from memory_core.store.paging import Where, count_rows, like_pattern, page_sql
 from memory_core.store.records import SELECT_COLUMNS, Record, load_entity_links, record_from_row
 
 from .pagination import Page, page_bounds
-
-
-def _like(text: str) -> str:
-    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
 
 
 def owner_predicate(alias: str = "r") -> str:
@@ -44,45 +41,41 @@ class RecordFilter:
     owner_user_id: str | None = None
     include_deleted: bool = False
 
-    def where(self) -> tuple[str, list[Any]]:
-        clauses, params = [], []
+    def where(self) -> Where:
+        """The filter as SQL conditions on ``records r``."""
+        where = Where()
         if self.scope:
             kind, _, ident = self.scope.partition(":")
-            clauses.append("r.scope_kind = ? AND r.scope_id = ?")
-            params += [kind, ident]
+            where.add("r.scope_kind = ? AND r.scope_id = ?", kind, ident)
         if self.scope_kind:
-            clauses.append("r.scope_kind = ?")
-            params.append(self.scope_kind)
+            where.add("r.scope_kind = ?", self.scope_kind)
         for column, values in (("type", self.types), ("status", self.statuses), ("source_kind", self.source_kinds)):
             if values:
-                clauses.append(f"r.{column} IN ({','.join('?' * len(values))})")
-                params += list(values)
+                where.add(f"r.{column} IN ({','.join('?' * len(values))})", *values)
         if not self.include_deleted and "deleted" not in self.statuses:
-            clauses.append("r.status != 'deleted'")
+            where.add("r.status != 'deleted'")
         if self.entity_id:
-            clauses.append("r.id IN (SELECT record_id FROM record_entities WHERE entity_id = ?)")
-            params.append(self.entity_id)
+            where.add("r.id IN (SELECT record_id FROM record_entities WHERE entity_id = ?)", self.entity_id)
         if self.text and self.text.strip():
-            clauses.append("(r.content LIKE ? ESCAPE '\\' OR r.id = ? OR r.attribute LIKE ? ESCAPE '\\')")
-            params += [_like(self.text.strip()), self.text.strip(), _like(self.text.strip())]
+            text = self.text.strip()
+            where.add("(r.content LIKE ? ESCAPE '\\' OR r.id = ? OR r.attribute LIKE ? ESCAPE '\\')",
+                      like_pattern(text), text, like_pattern(text))
         if self.review_due:
-            clauses.append("r.review_flagged_at IS NOT NULL")
+            where.add("r.review_flagged_at IS NOT NULL")
         if self.owner_user_id is not None:
-            clauses.append(owner_predicate("r"))
-            params += [self.owner_user_id, self.owner_user_id]
-        return (" AND ".join(clauses) or "1=1"), params
+            where.add(owner_predicate("r"), self.owner_user_id, self.owner_user_id)
+        return where
 
 
 def list_records(service, flt: RecordFilter, page: int = 1, page_size: int = 50,
                  order: str = "r.created_at DESC, r.seq DESC") -> Page:
     """One page of records (with entity links) matching ``flt``."""
-    where, params = flt.where()
-    total = service.store.scalar(f"SELECT COUNT(*) FROM records r WHERE {where}", params) or 0
+    where = flt.where()
+    total = count_rows(service.store, "records r", where)
     page, offset = page_bounds(page, page_size, total)
     with service.store.lock:
         rows = service.store.conn.execute(
-            f"SELECT {SELECT_COLUMNS} FROM records r WHERE {where} ORDER BY {order} LIMIT ? OFFSET ?",
-            [*params, page_size, offset],
+            page_sql(SELECT_COLUMNS, "records r", where, order), [*where.params, page_size, offset],
         ).fetchall()
         records = [record_from_row(row) for row in rows]
         load_entity_links(service.store.conn, records)
@@ -172,34 +165,20 @@ def session_info(service, session_id: str) -> dict | None:
 
 def records_over_time(service) -> list[dict]:
     """Records created per day and type."""
-    rows = service.store.query(
-        "SELECT substr(created_at, 1, 10) AS day, type, COUNT(*) AS n FROM records GROUP BY day, type ORDER BY day"
-    )
-    return [dict(r) for r in rows]
+    return overview.records_over_time(service.store)
 
 
 def counts_by_scope(service, limit: int = 20) -> list[dict]:
-    rows = service.store.query(
-        "SELECT scope_kind || ':' || scope_id AS scope, COUNT(*) AS records FROM records WHERE status != 'deleted' "
-        "GROUP BY scope ORDER BY records DESC LIMIT ?", (limit,)
-    )
-    return [dict(r) for r in rows]
+    return overview.counts_by_scope(service.store, limit)
 
 
 def review_queue_sizes(service) -> dict[str, int]:
-    s = service.store
-    return {
-        "provisional": s.scalar("SELECT COUNT(*) FROM records WHERE status = 'provisional'") or 0,
-        "review_due": s.scalar("SELECT COUNT(*) FROM records WHERE review_flagged_at IS NOT NULL AND status != 'deleted'") or 0,
-        "failed_extractions": s.scalar("SELECT COUNT(*) FROM extraction_runs WHERE status = 'failed'") or 0,
-        "queued_extractions": s.scalar("SELECT COUNT(*) FROM extraction_runs WHERE status IN ('queued','running')") or 0,
-    }
+    return overview.review_queue_sizes(service.store)
 
 
 def search_latencies(service, limit: int = 5000) -> list[float]:
-    return [r[0] for r in service.store.query("SELECT total_ms FROM search_log ORDER BY seq DESC LIMIT ?", (limit,))]
+    return overview.search_latencies(service.store, limit)
 
 
 def recent_events(service, limit: int = 15) -> list[dict]:
-    rows = service.store.query("SELECT seq, at, kind, actor, record_id, entity_id, reason FROM events ORDER BY seq DESC LIMIT ?", (limit,))
-    return [dict(r) for r in rows]
+    return overview.recent_events(service.store, limit)

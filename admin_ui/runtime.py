@@ -22,11 +22,10 @@ from pathlib import Path
 import streamlit as st
 
 from memory_core import FixedClock, MemoryService, load_settings
+from memory_core.app_launch import CLOCK_ENV, EMBEDDER_ENV, STORE_ENV
 from memory_core.settings import Settings
 
-STORE_ENV = "MEMORY_STORE"
-CLOCK_ENV = "MEMORY_UI_CLOCK"
-EMBEDDER_ENV = "MEMORY_UI_EMBEDDER"
+__all__ = ["CLOCK_ENV", "EMBEDDER_ENV", "STORE_ENV"]
 DEFAULT_STORE = "var/memory.sqlite"
 
 

@@ -50,10 +50,6 @@ class SearchForm:
         }
 
 
-def retrieval_available(service) -> bool:
-    return callable(getattr(service, "search", None))
-
-
 def run_search(service, form: SearchForm):
     """Run the real pipeline as (agent, user); the search is logged like an agent's."""
     return service.search(**form.kwargs())
@@ -95,8 +91,7 @@ def result_rows(response) -> list[dict[str, Any]]:
 
 def stage_rows(response) -> list[dict[str, Any]]:
     """The stage table: name, ran/skipped, ms, how many it dropped, first note."""
-    return [{"#": i + 1, "stage": s.name, "status": s.status, "ms": round(s.ms, 3), "dropped": len(s.dropped),
-             "note": s.notes[0] if s.notes else ""} for i, s in enumerate(response.trace.stages)]
+    return response.trace.stage_rows()
 
 
 def generator_rows(response) -> list[dict[str, Any]]:

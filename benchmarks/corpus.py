@@ -17,7 +17,7 @@ import numpy as np
 
 from memory_core.clock import format_ts, parse_ts
 from memory_core.ids import new_id
-from memory_core.ingest.entities import principal_entity, link
+from memory_core.ingest.entity_resolution import principal_entity, link
 from memory_core.store.records import Record, fts_sync, insert_record
 
 OUT = Path(__file__).resolve().parent / "out"

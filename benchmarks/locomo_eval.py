@@ -43,7 +43,7 @@ from memory_core.eval.ingest import user_id_for  # noqa: E402
 from memory_core.eval.locomo import default_path, load_locomo  # noqa: E402
 from memory_core.eval.locomo_run import ask_all, build_store  # noqa: E402
 from memory_core.eval.retrieval_eval import aggregate, off_topic_summary, stage_latency  # noqa: E402
-from memory_core.eval.scenarios import summary_rows  # noqa: E402
+from memory_core.eval.scenarios import scenario_guards, summary_rows  # noqa: E402
 
 from .locomo_report import write_reports  # noqa: E402
 from .stats import machine  # noqa: E402
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         questions = abl.logged_questions(store, conversations, open_run)
         covers = {c.sample_id: ingests[c.sample_id].covers for c in conversations}
         began = time.perf_counter()
-        guards, scenario_results = gc.scenario_guards(OUT / "scenarios", settings=service.settings, embedder=service.embedder.inner)
+        guards, scenario_results = scenario_guards(OUT / "scenarios", settings=service.settings, embedder=service.embedder.inner)
         guards += fixture_features(settings=service.settings, embedder=service.embedder.inner)
         calibration = gc.calibrate(open_run["features"], folds, guards=guards, max_false_empty=args.max_false_empty)
         calibration["shipped"] = {name: getattr(shipped_settings, name) for name in gc.FLOOR_NAMES}

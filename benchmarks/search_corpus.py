@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from memory_core.clock import format_ts, parse_ts
-from memory_core.ingest.entities import create_entity, link, principal_entity
+from memory_core.ingest.entity_resolution import create_entity, link, principal_entity
 from memory_core.policy.scopes import Scope
 from memory_core.store.records import Record, fts_sync, insert_record
 

@@ -76,7 +76,7 @@ def cmd_seed_demo(args) -> int:
 
 
 def cmd_serve(args) -> int:
-    from admin_ui.launch import serve
+    from memory_core.app_launch import serve
 
     return serve(store=args.path, port=args.port, demo=args.demo, host=args.host)
 
@@ -85,7 +85,7 @@ def cmd_worker(args) -> int:
     from memory_core.extract.worker import run_worker
 
     with _open(args) as service:
-        return run_worker(service, once=args.once, worker_id=args.worker_id)
+        return run_worker(service.extraction, once=args.once, worker_id=args.worker_id)
 
 
 def cmd_calibrate(args) -> int:

@@ -168,7 +168,6 @@ class DemoBuilder:
         self.counts = {"turns": 0, "tool_calls": 0, "extraction_runs": 0, "maintenance_passes": 0}
         self.searches: list[dict[str, Any]] = []
         self.in_session_searches: list[dict[str, Any]] = []
-        self.hooks = Integrations(service)
 
     # -- the whole story ----------------------------------------------------------------------
 
@@ -222,9 +221,6 @@ class DemoBuilder:
 
     def _tool(self, session: Session, spec: SessionSpec, index: int, step: StepSpec) -> None:
         where = f"session {spec.id} step {index} ({step.tool})"
-        if step.tool == "memory_search" and not self.hooks.has_search_tool():
-            self._guard("in_session_search", "memory_search is not registered as a tool yet")
-            return
         args = {k: self._resolve(v) if k in REFERENCE_FIELDS else v for k, v in step.args.items()}
         result = session.call_tool(step.tool, args)
         self.counts["tool_calls"] += 1
@@ -235,7 +231,7 @@ class DemoBuilder:
             raise DemoBuildError(f"{where}: the write was downgraded to agent_inference: {result.get('downgrade_reason')}",
                                  step=where)
         if step.tool == "memory_search":
-            found = self.hooks.tool_result_ids(result)
+            found = [item.get("id") or item.get("record_id") for item in result.get("results", [])]
             self.in_session_searches.append({"session": spec.id, "query": args.get("query"), "results": found})
             missing = [h for h in step.expect.get("results", []) if self.handles[h] not in found]
             if missing:
@@ -272,25 +268,17 @@ class DemoBuilder:
         if problems:
             raise DemoBuildError(f"{where}: {'; '.join(problems)} (result: {result})", step=where)
 
-    # -- optional steps (guarded until their issues land) ---------------------------------------
-
-    def _guard(self, step: str, why: str) -> None:
-        self.steps.setdefault(step, f"skipped: {why}")
+    # -- extraction and maintenance after each session --------------------------------------------
 
     def _extract(self, run_id: str, spec: SessionSpec) -> None:
-        outcome = self.hooks.run_extraction(run_id)
-        if outcome is None:
-            self._guard("extraction", "no extraction runner in memory_core yet; runs stay queued")
-            return
+        detail = self.service.run_extraction(run_id, worker_id=WORKER_ID)
         self.counts["extraction_runs"] += 1
         self.steps["extraction"] = "ran after every session"
-        if outcome.get("status") not in (None, "succeeded"):
-            self.warnings.append(f"extraction run for {spec.id} ended {outcome.get('status')}: {outcome.get('error')}")
+        if detail.status != "succeeded":
+            self.warnings.append(f"extraction run for {spec.id} ended {detail.status}: {detail.run.get('error')}")
 
     def _maintenance(self) -> None:
-        if not self.hooks.run_maintenance():
-            self._guard("maintenance", "no review-due/expiry pass in memory_core yet")
-            return
+        self.service.run_maintenance()
         self.counts["maintenance_passes"] += 1
         self.steps["maintenance"] = "ran after every session and at demo now"
 
@@ -298,15 +286,12 @@ class DemoBuilder:
 
     def _search(self, spec) -> None:
         self.clock.set(spec.at)
-        response = self.hooks.search(spec.agent, spec.user, spec.query)
-        if response is None:
-            self._guard("searches", "service.search does not exist yet")
-            return
+        response = self.service.search(agent_id=spec.agent, user_id=spec.user, query=spec.query)
         self.steps["searches"] = f"ran {len(self.seed.searches)} searches"
-        found = response["record_ids"]
+        found = list(response.record_ids)
         entry = {"label": spec.label, "agent": spec.agent, "user": spec.user, "query": spec.query, "at": spec.at,
-                 "search_id": response["search_id"], "results": found, "empty": not found,
-                 "empty_reason": response["empty_reason"], "expected": spec.expect}
+                 "search_id": response.search_id, "results": found, "empty": not found,
+                 "empty_reason": response.empty_reason, "expected": spec.expect}
         self.searches.append(entry)
         if spec.expect == "empty" and found:
             self.warnings.append(f"search {spec.label}: expected an empty result, got {len(found)} records")
@@ -345,55 +330,5 @@ class DemoBuilder:
             "searches": self.searches,
             "in_session_searches": self.in_session_searches,
             "steps": dict(self.steps),
-            "guarded": sorted(k for k, v in self.steps.items() if v.startswith("skipped")),
             "warnings": list(self.warnings),
         }
-
-
-class Integrations:
-    """The optional APIs of other components (retrieval, extraction, maintenance), found by
-    looking for them, so the demo builds while those components are still being written."""
-
-    def __init__(self, service: MemoryService) -> None:
-        self.service = service
-
-    def has_search_tool(self) -> bool:
-        from .tools import TOOLS
-
-        if "memory_search" not in TOOLS:
-            try:
-                import memory_core.retrieve  # noqa: F401  (registers memory_search when present)
-            except ImportError:
-                return False
-        return "memory_search" in TOOLS
-
-    @staticmethod
-    def tool_result_ids(result: dict[str, Any]) -> list[str]:
-        """Record ids in a memory_search tool result."""
-        return [item.get("id") or item.get("record_id") for item in result.get("results", [])]
-
-    def search(self, agent_id: str, user_id: str, query: str, **options: Any) -> dict[str, Any] | None:
-        """Run one search through the pipeline; None when there is no pipeline yet."""
-        search = getattr(self.service, "search", None)
-        if search is None:
-            return None
-        response = search(agent_id=agent_id, user_id=user_id, query=query, **options)
-        return {"search_id": getattr(response, "search_id", None), "record_ids": list(getattr(response, "record_ids", [])),
-                "empty_reason": getattr(response, "empty_reason", None)}
-
-    def run_extraction(self, run_id: str) -> dict[str, Any] | None:
-        """Process one queued extraction run now; None when there is no extraction runner."""
-        run = getattr(self.service, "run_extraction", None)
-        if run is None:
-            return None
-        detail = run(run_id, worker_id=WORKER_ID)
-        row = getattr(detail, "run", None) or {}
-        return {"status": getattr(detail, "status", None), "error": row.get("error")}
-
-    def run_maintenance(self) -> bool:
-        """One review-due and expiry pass at the clock's time; False when there is none."""
-        run = getattr(self.service, "run_maintenance", None)
-        if run is None:
-            return False
-        run()
-        return True

@@ -13,7 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .clock import format_ts
+from .clock import Clock, format_ts
+from .index.vector_index import VectorIndex
+from .store.db import Store
 
 
 @dataclass
@@ -36,11 +38,9 @@ def _reason(row) -> str:
             "Nothing was changed: confirm, revise or clear the flag with a reason.")
 
 
-def flag_due_reviews(service, *, actor: str = "maintenance", limit: int | None = None) -> list[str]:
+def flag_due_reviews(store: Store, clock: Clock, batch: int, *, actor: str = "maintenance") -> list[str]:
     """Flag live records whose review_at has passed and that are not flagged yet; returns their ids."""
-    store = service.store
-    now = format_ts(service.clock.now())
-    batch = limit or service.settings.extraction.maintenance_batch_size
+    now = format_ts(clock.now())
     flagged: list[str] = []
     while True:
         with store.transaction() as conn:
@@ -68,11 +68,9 @@ def flag_due_reviews(service, *, actor: str = "maintenance", limit: int | None =
             return flagged
 
 
-def expire_provisional(service, *, actor: str = "maintenance", limit: int | None = None) -> list[str]:
+def expire_provisional(store: Store, index: VectorIndex, clock: Clock, batch: int, *, actor: str = "maintenance") -> list[str]:
     """Move provisional records past their expires_at to ``expired``; returns their ids."""
-    store = service.store
-    now = format_ts(service.clock.now())
-    batch = limit or service.settings.extraction.maintenance_batch_size
+    now = format_ts(clock.now())
     expired: list[str] = []
     while True:
         with store.transaction() as conn:
@@ -91,13 +89,13 @@ def expire_provisional(service, *, actor: str = "maintenance", limit: int | None
         if len(rows) < batch:
             break
     if expired:
-        service.index.refresh()
+        index.refresh()
     return expired
 
 
-def run_maintenance(service, *, actor: str = "maintenance") -> MaintenanceReport:
+def run_maintenance(store: Store, index: VectorIndex, clock: Clock, batch: int, *, actor: str = "maintenance") -> MaintenanceReport:
     """Expiry first (an expired record is not worth a review), then due-review flags."""
-    report = MaintenanceReport(at=format_ts(service.clock.now()))
-    report.expired = expire_provisional(service, actor=actor)
-    report.review_flagged = flag_due_reviews(service, actor=actor)
+    report = MaintenanceReport(at=format_ts(clock.now()))
+    report.expired = expire_provisional(store, index, clock, batch, actor=actor)
+    report.review_flagged = flag_due_reviews(store, clock, batch, actor=actor)
     return report

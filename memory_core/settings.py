@@ -8,7 +8,6 @@ mirrored in ``docs/settings.md`` (a test keeps the two in step).
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
@@ -244,6 +243,20 @@ class Settings(BaseSettings):
     ui: UISettings = Field(default_factory=UISettings, description="Admin app.")
 
 
+class _DefaultsOnly(Settings):
+    """Settings that read neither the environment nor a dotenv file: only defaults and arguments."""
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings, file_secret_settings):
+        return (init_settings,)
+
+
+def default_settings(**overrides: object) -> Settings:
+    """The documented defaults with keyword ``overrides``, ignoring every ``MEMORY_*`` variable and
+    ``ANTHROPIC_API_KEY`` (tests and reproducible runs: a developer's shell cannot change them)."""
+    return _DefaultsOnly(**overrides)  # type: ignore[arg-type]
+
+
 def load_settings(**overrides: object) -> Settings:
     """Settings from the environment, with keyword overrides (nested sections as dicts).
 
@@ -257,8 +270,3 @@ def load_settings(**overrides: object) -> Settings:
             update={"anthropic": settings.anthropic.model_copy(update={"api_key": SecretStr(os.environ["ANTHROPIC_API_KEY"])})}
         )
     return settings
-
-
-def default_store_path() -> Path:
-    """Where the CLI keeps a store when no path is given."""
-    return Path("var") / "memory.sqlite"

@@ -3,14 +3,14 @@
 import streamlit as st
 
 from admin_ui import queries
-from admin_ui.entities import EntityFilter, linked_records, list_entities, merge_proposals, same_alias_elsewhere
+from admin_ui.entity_browser import EntityFilter, linked_records, list_entities, merge_proposals, same_alias_elsewhere
 from admin_ui.merge_view import render_merge
 from admin_ui.pagination import paginate
 from admin_ui.runtime import get_service, get_settings
 from admin_ui.signin import require_identity
 from admin_ui.widgets import labeller, empty_state, md_escape, page_number, pager, show_flash, table
 
-from memory_core.ingest.entities import ENTITY_KINDS
+from memory_core.ingest.entity_resolution import ENTITY_KINDS
 
 identity = require_identity()
 service = get_service()

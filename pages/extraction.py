@@ -4,7 +4,7 @@ import streamlit as st
 
 from memory_core import charts
 
-from admin_ui import extraction, queries
+from admin_ui import extraction_runs, queries
 from admin_ui.runtime import get_service, get_settings
 from admin_ui.signin import require_identity
 from admin_ui.widgets import (
@@ -16,8 +16,7 @@ service = get_service()
 page_size = get_settings().ui.page_size
 st.title("Extraction")
 show_flash()
-available = extraction.extraction_available(service)
-can_run = identity.can("extract") and available
+can_run = identity.can("extract")
 
 
 def _watch(label: str, fn) -> None:
@@ -39,10 +38,7 @@ def _watch(label: str, fn) -> None:
     st.rerun()
 
 
-if not available:
-    st.info("The extraction pipeline is not available in this build: runs and candidates are shown, "
-            "but nothing can be triggered.")
-elif not identity.can("extract"):
+if not can_run:
     read_only_note(identity, "trigger extraction")
 
 st.subheader("Ended sessions")
@@ -50,7 +46,7 @@ agents, users = queries.known_agents(service), queries.known_users(service)
 c1, c2 = st.columns(2)
 s_agent = c1.selectbox("Agent", ["", *agents], key="extraction_sessions_agent") or None
 s_user = c2.selectbox("User", ["", *users], key="extraction_sessions_user") or None
-sessions = extraction.ended_sessions(service, s_agent, s_user, page_number("extraction_sessions", (s_agent, s_user)), page_size)
+sessions = extraction_runs.ended_sessions(service, s_agent, s_user, page_number("extraction_sessions", (s_agent, s_user)), page_size)
 if not sessions.total:
     empty_state("No ended sessions yet.", "Sessions end when a host signals session_ended; upload a transcript below to add one.")
 else:
@@ -60,7 +56,7 @@ else:
         ids = [s["session_id"] for s in sessions.items]
         chosen = st.selectbox("Session to extract", ids, index=None, key="extraction_session", placeholder="Choose a session")
         if st.button("Run extraction", key="extraction_trigger", type="primary", disabled=not chosen):
-            _watch(f"Extracting {chosen}…", lambda progress: extraction.trigger(service, identity, chosen, progress))
+            _watch(f"Extracting {chosen}…", lambda progress: extraction_runs.trigger(service, identity, chosen, progress))
 
 if can_run:
     with st.expander("Upload a transcript"):
@@ -76,18 +72,18 @@ if can_run:
                 st.error("Choose the agent and the user the transcript belongs to.")
             else:
                 try:
-                    turns = extraction.parse_transcript(upload.getvalue(), upload.name)
+                    turns = extraction_runs.parse_transcript(upload.getvalue(), upload.name)
                 except Exception as exc:  # noqa: BLE001
                     show_error(exc)
                 else:
                     _watch(f"Recording and extracting the uploaded transcript ({len(turns)} turns)…",
-                           lambda progress: extraction.extract_upload(service, identity, up_agent, up_user, turns,
+                           lambda progress: extraction_runs.extract_upload(service, identity, up_agent, up_user, turns,
                                                                       up_project.strip(), progress))
 
 st.subheader("Runs")
 statuses = queries.distinct_values(service, "status", "extraction_runs")
 r_status = st.selectbox("Status", ["", *statuses], key="extraction_runs_status") or None
-run_page = extraction.runs(service, r_status, None, page_number("extraction_runs", r_status), page_size)
+run_page = extraction_runs.runs(service, r_status, None, page_number("extraction_runs", r_status), page_size)
 if not run_page.total:
     empty_state("No extraction runs yet." if not r_status else "No run has this status.")
     st.stop()
@@ -101,21 +97,21 @@ if st.session_state.get("extraction_run") not in run_ids:
     st.session_state.pop("extraction_run", None)
 run_id = st.selectbox("Open a run", run_ids, index=None, key="extraction_run", placeholder="Choose a run")
 if run_id:
-    detail = extraction.run_detail(service, run_id)
+    detail = extraction_runs.run_detail(service, run_id)
     run = detail.run
     st.text(f"{run['id']} · session {run['session_id']} ({run.get('agent_id')}/{run.get('user_id')}) · {run['status']} · "
             f"attempts {run['attempts']} · trigger {run.get('trigger') or '-'}")
     if run.get("error"):
         st.error(md_escape(run["error"]))
     st.caption("Attempts")
-    table(extraction.attempt_rows(detail), key="extraction_attempts_table", empty="Not attempted yet.")
+    table(extraction_runs.attempt_rows(detail), key="extraction_attempts_table", empty="Not attempted yet.")
     st.caption(md_escape(f"Candidates of attempt {detail.shown_attempt}" if detail.shown_attempt else "Candidates"))
-    table(extraction.candidate_rows(detail), key="extraction_candidates_table", empty="This run has no candidates (yet).")
+    table(extraction_runs.candidate_rows(detail), key="extraction_candidates_table", empty="This run has no candidates (yet).")
     stages = (detail.attempts[-1].get("stages") if detail.attempts else None) or {}
     if stages:
         st.plotly_chart(charts.stage_latency_figure(stages, "Extraction stages"), key="extraction_stage_chart")
     if run["status"] == "failed" and can_run:
         if st.button("Retry this run", key="extraction_retry"):
-            _watch(f"Retrying {run_id}…", lambda progress: extraction.retry(service, identity, run_id, progress))
+            _watch(f"Retrying {run_id}…", lambda progress: extraction_runs.retry(service, identity, run_id, progress))
     elif run["status"] == "failed":
         st.caption("Failed runs can be retried by an operator.")

@@ -1,12 +1,18 @@
 import os
 
+# A developer's MEMORY_* variables (or API key) must not change what the tests see: drop them
+# before anything reads the environment. Tests that need a variable set it with monkeypatch.
+for _name in [n for n in os.environ if n.startswith("MEMORY_") or n == "ANTHROPIC_API_KEY"]:
+    del os.environ[_name]
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import pytest
 
-from memory_core import FixedClock, MemoryService, load_settings
+from memory_core import FixedClock, MemoryService
+from memory_core.settings import default_settings
 from tests.fakes import HashingEmbedder
 
 
@@ -17,7 +23,8 @@ def clock():
 
 @pytest.fixture
 def settings():
-    return load_settings()
+    """Default settings; never read from the environment."""
+    return default_settings()
 
 
 @pytest.fixture

@@ -33,6 +33,8 @@ def render() -> str:
         "Build settings in code with `memory_core.load_settings(**overrides)` (nested sections as dicts, e.g.",
         "`load_settings(retrieval={'cosine_floor': 0.35})`) or from the environment with the variables below.",
         "`ANTHROPIC_API_KEY` is read as a fallback for `MEMORY_ANTHROPIC__API_KEY`.",
+        "`memory_core.settings.default_settings(**overrides)` builds the same model from the defaults alone,",
+        "ignoring the environment (the test fixtures use it, so a developer's shell cannot change a test).",
         "",
     ]
     for name, field in Settings.model_fields.items():

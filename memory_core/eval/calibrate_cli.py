@@ -28,9 +28,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Build the labelled sets, calibrate, print the pick; returns the exit code."""
-    from .gate_calibration import FLOOR_NAMES, calibrate, scenario_guards
+    from .gate_calibration import FLOOR_NAMES, calibrate
     from .gate_fixture import fixture_features
     from .ingest import user_id_for
+    from .scenarios import scenario_guards
     from .locomo import load_locomo
     from .locomo_run import ask_all, build_store
 

@@ -193,15 +193,6 @@ def calibrate(features: list[GateFeatures], folds: list[set[str]], *, guards: li
     return report
 
 
-def scenario_guards(workdir, *, settings=None, embedder=None) -> tuple[list[GateFeatures], list]:
-    """Run the scenario suite and return its gate samples (and the results, for the table)."""
-    from .scenarios import ScenarioRunner, load_scenarios
-
-    runner = ScenarioRunner(workdir, embedder=embedder, settings=settings)
-    results = [runner.run(s) for s in load_scenarios()]
-    return [g for r in results for g in r.gate_samples], results
-
-
 def features_from_gate(qid: str, answerable: bool, outputs: dict, source: str) -> GateFeatures:
     """A labelled sample from a gate stage's logged outputs."""
     return GateFeatures(qid, answerable, outputs.get("best_cosine"), outputs.get("best_lexical"),

@@ -80,11 +80,9 @@ def insert_generated_distractors(service, fixture: dict) -> int:
 
 def collect(service, fixture: dict) -> list[GateFeatures]:
     """Every fixture query's gate signals, from searches run with the gate open."""
-    from ..retrieve.retriever import retriever_for
-
     principal = fixture["principal"]
     settings = service.settings.retrieval.model_copy(update={"cosine_floor": -1.0})
-    retriever = retriever_for(service)
+    retriever = service.retriever
     out = []
     for i, item in enumerate(fixture["queries"]):
         response = retriever.search(agent_id=principal["agent_id"], user_id=principal["user_id"], query=item["query"],

@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..policy.rules import normalise_alias
 from ..store.db import loads
-from .searchlog import SearchLogEntry, reply_result_ids
+from .search_log_reader import SearchLogEntry, reply_result_ids
 
-if TYPE_CHECKING:
-    from .scenarios import Check
+@dataclass
+class Check:
+    """One judged expectation."""
+
+    step: int
+    what: str
+    ok: bool
+    detail: str = ""
+    known_gap: str | None = None  # a documented limitation: reported, but does not fail the scenario
 
 
-def _check(step: int, what: str, ok: bool, detail: str = "") -> "Check":
-    from .scenarios import Check
-
+def _check(step: int, what: str, ok: bool, detail: str = "") -> Check:
     return Check(step, what, bool(ok), "" if ok else detail)
 
 

@@ -81,7 +81,6 @@ def ask_all(store: LocomoStore, conversations: list[Conversation], *, settings=N
     Without ``settings`` the questions go through a session's memory_search tool; with them, through
     the retriever with those retrieval settings (a variant). Each search is read back from its log row.
     """
-    from ..retrieve import retriever_for
 
     service, clock = store.service, store.clock
     outcomes: list[QuestionOutcome] = []
@@ -103,7 +102,7 @@ def ask_all(store: LocomoStore, conversations: list[Conversation], *, settings=N
                     errors += 1
                     return None
                 return observe(service, reply["search_id"])
-            response = retriever_for(service).search(agent_id=READER, user_id=user, query=text, limit=10, settings=settings)
+            response = service.retriever.search(agent_id=READER, user_id=user, query=text, limit=10, settings=settings)
             return observe(service, response.search_id)
 
         covers = store.ingests[conv.sample_id].covers

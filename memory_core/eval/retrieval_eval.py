@@ -18,7 +18,7 @@ from ..store.db import loads
 from .gate_calibration import GateFeatures
 from .locomo import CATEGORY_NAMES, Question
 from .metrics import hit_at_k, mean, recall_at_k
-from .searchlog import SearchLogEntry
+from .search_log_reader import SearchLogEntry
 
 # Views of one search: the pipeline's stages in order ("full" is what the caller received), then
 # one derived view computed from the same log row with the pipeline's own function: "dense_lexical"

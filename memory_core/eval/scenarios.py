@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from ..clock import FixedClock
-from .judge import StepContext, judge_record, judge_search, judge_write
+from .gate_calibration import GateFeatures, features_from_gate
+from .judge import Check, StepContext, judge_record, judge_search, judge_write
 
 CATEGORIES = (
     "desired_write", "prohibited_write", "desired_retrieval", "prohibited_retrieval", "stale_record",
@@ -51,17 +52,6 @@ class Scenario:
             raise ValueError(f"{path}: unknown category {data['category']!r}")
         return cls(data["id"], data["category"], data["title"], data.get("start", "2026-03-02T09:00:00Z"),
                    list(data.get("grants", [])), list(data["steps"]), path)
-
-
-@dataclass
-class Check:
-    """One judged expectation."""
-
-    step: int
-    what: str
-    ok: bool
-    detail: str = ""
-    known_gap: str | None = None  # a documented limitation: reported, but does not fail the scenario
 
 
 @dataclass
@@ -193,8 +183,6 @@ def gate_sample(qid: str, ctx, expect: dict):
     """The gate's inputs for a search whose expected answer the gate decides, labelled by the
     expectation (``top``/``includes`` = should pass, ``empty`` = should not); None otherwise
     (e.g. no readable scope, where the hard filter decides before the gate)."""
-    from .gate_calibration import features_from_gate
-
     if len(ctx.searches) != 1:
         return None
     if any(k in expect for k in ("top", "includes")):
@@ -258,4 +246,11 @@ def scenario_json(results: list[ScenarioResult]) -> list[dict]:
 
 
 __all__ = ["CATEGORIES", "Check", "Scenario", "ScenarioResult", "ScenarioRunner", "format_table", "load_scenarios",
-           "scenario_json", "summary_rows"]
+           "scenario_guards", "scenario_json", "summary_rows"]
+
+
+def scenario_guards(workdir, *, settings=None, embedder=None) -> tuple[list[GateFeatures], list]:
+    """Run the scenario suite and return its gate samples (and the results, for the table)."""
+    runner = ScenarioRunner(workdir, embedder=embedder, settings=settings)
+    results = [runner.run(s) for s in load_scenarios()]
+    return [g for r in results for g in r.gate_samples], results

@@ -5,7 +5,7 @@ the service methods ``run_extraction``, ``extraction_runs``, ``extraction_run``,
 ``retry_extraction``, ``enqueue_extraction`` and ``extract_transcript``. See docs/extraction.md.
 """
 
-from .models import Candidate, CandidateRevision, ExtractionOutput, ReviewDecision, ReviewItem, SummaryProposal, TemporalClaim, Transcript, Turn
+from .candidates import Candidate, CandidateRevision, ExtractionOutput, ReviewDecision, ReviewItem, SummaryProposal, TemporalClaim, Transcript, Turn
 from .runner import ExtractionRunner
 from .runs import RunDetail
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 from ..clock import format_ts
-from .models import Candidate, ExtractionOutput, ReviewDecision, ReviewItem, Transcript
+from .candidates import Candidate, ExtractionOutput, ReviewDecision, ReviewItem, Transcript
 
 EXTRACTOR_SYSTEM = """\
 You read a finished conversation between a user and an AI agent and propose long-term memories.

@@ -8,14 +8,17 @@ never imports a model client.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..clock import parse_ts
 from ..errors import NotFoundError
-from ..store.db import loads
+from ..store.db import Store, loads
 from .anthropic import AnthropicExtractor, AnthropicReviewer
-from .models import ExtractionOutput, ReviewDecision, ReviewItem, Transcript, Turn
+from .candidates import ExtractionOutput, ReviewDecision, ReviewItem, Transcript, Turn
 from .offline import OfflineExtractor, OfflineReviewer
+
+if TYPE_CHECKING:
+    from .deps import ExtractionDeps
 
 
 class Extractor(Protocol):
@@ -38,24 +41,24 @@ def _hosted(choice: str, llm) -> tuple[bool, str | None]:
     return True, None
 
 
-def build_extractor(service) -> Extractor:
+def build_extractor(deps: ExtractionDeps) -> Extractor:
     """The configured extractor (offline unless settings and an API key say otherwise)."""
-    settings = service.settings.extraction
-    hosted, note = _hosted(settings.extractor, service.llm)
+    settings = deps.settings
+    hosted, note = _hosted(settings.extractor, deps.llm)
     if hosted:
-        return AnthropicExtractor(service.llm, timeout_s=settings.extractor_timeout_s, max_tokens=settings.extractor_max_tokens)
+        return AnthropicExtractor(deps.llm, timeout_s=settings.extractor_timeout_s, max_tokens=settings.extractor_max_tokens)
     extractor = OfflineExtractor()
     extractor.fallback_note = note  # type: ignore[attr-defined]
     return extractor
 
 
-def build_reviewer(service) -> Reviewer:
+def build_reviewer(deps: ExtractionDeps) -> Reviewer:
     """The configured reviewer (offline unless settings and an API key say otherwise)."""
-    settings = service.settings.extraction
-    hosted, note = _hosted(settings.reviewer, service.llm)
+    settings = deps.settings
+    hosted, note = _hosted(settings.reviewer, deps.llm)
     if hosted:
-        return AnthropicReviewer(service.llm, timeout_s=settings.reviewer_timeout_s)
-    reviewer = OfflineReviewer(service.judge)
+        return AnthropicReviewer(deps.llm, timeout_s=settings.reviewer_timeout_s)
+    reviewer = OfflineReviewer(deps.judge)
     reviewer.fallback_note = note  # type: ignore[attr-defined]
     return reviewer
 
@@ -66,13 +69,13 @@ def describe(component) -> str:
     return f"{component.name}:{model}" if model else component.name
 
 
-def load_transcript(service, session_id: str) -> Transcript:
+def load_transcript(store: Store, session_id: str) -> Transcript:
     """The session's principal, write targets and turns, as stored."""
-    row = service.store.query_one("SELECT * FROM sessions WHERE id = ?", (session_id,))
+    row = store.query_one("SELECT * FROM sessions WHERE id = ?", (session_id,))
     if row is None:
         raise NotFoundError(f"no session {session_id}", session_id=session_id)
     turns = [Turn(t["turn"], t["role"], t["content"], parse_ts(t["at"]))
-             for t in service.store.query("SELECT turn, role, content, at FROM turns WHERE session_id = ? ORDER BY turn", (session_id,))]
+             for t in store.query("SELECT turn, role, content, at FROM turns WHERE session_id = ? ORDER BY turn", (session_id,))]
     return Transcript(
         session_id=session_id, agent_id=row["agent_id"], user_id=row["user_id"], project_id=row["project_id"],
         write_targets=loads(row["write_targets"], {}), started_at=parse_ts(row["started_at"]), turns=turns,

@@ -1,7 +1,7 @@
 """What a reviewer is shown besides the candidate: surrounding turns and related live records.
 
-Related records come from the retrieval pipeline when the service offers ``search`` (so the
-reviewer sees what an agent would), plus every live record on the same subject (same entity and
+Related records come from the retrieval pipeline through a :class:`SearchFunction` the runner
+is given (so the reviewer sees what an agent would), plus every live record on the same subject (same entity and
 attribute) in the target scope, found directly in the store because a contradiction must never
 depend on a relevance gate.
 """
@@ -9,22 +9,16 @@ depend on a relevance gate.
 from __future__ import annotations
 
 import logging
+from typing import Any, Protocol
 
+from ..ingest.entity_resolution import find_principal_entity
 from ..policy.rules import normalise_alias, normalise_attribute
 from ..policy.scopes import Scope
+from ..store.db import Store
 from ..store.records import fetch_records
-from .models import Candidate, Transcript
+from .candidates import Candidate, Transcript
 
 log = logging.getLogger(__name__)
-
-
-def _principal_entity(conn, user_id: str) -> str | None:
-    row = conn.execute(
-        "SELECT e.id FROM entities e JOIN entity_aliases a ON a.entity_id = e.id WHERE e.kind = 'person' "
-        "AND e.scope_kind = 'user' AND e.scope_id = ? AND a.alias_norm = ? AND e.status != 'merged' ORDER BY e.created_at LIMIT 1",
-        (user_id, normalise_alias(user_id)),
-    ).fetchone()
-    return row["id"] if row else None
 
 
 def _subject_entity(conn, candidate: Candidate, scope: Scope, user_id: str) -> str | None:
@@ -36,7 +30,7 @@ def _subject_entity(conn, candidate: Candidate, scope: Scope, user_id: str) -> s
         ).fetchone()
         return row["id"] if row else None
     if scope.kind == "user" and scope.id == user_id:
-        return _principal_entity(conn, user_id)
+        return find_principal_entity(conn, user_id)
     return None
 
 
@@ -48,22 +42,29 @@ def _view(record, same_subject: bool) -> dict:
     }
 
 
-def related_records(service, transcript: Transcript, candidate: Candidate, scope: Scope | None, limit: int) -> list[dict]:
+class SearchFunction(Protocol):
+    """A memory search as a principal (``MemoryService.search``); returns an object with ``results``,
+    each holding the ``record`` it found."""
+
+    def __call__(self, *, agent_id: str, user_id: str, query: str, limit: int, session_id: str | None) -> Any: ...
+
+
+def related_records(store: Store, search: SearchFunction | None, transcript: Transcript, candidate: Candidate,
+                    scope: Scope | None, limit: int) -> list[dict]:
     """Live records a reviewer should weigh against ``candidate`` (same subject first)."""
     found: dict[str, dict] = {}
     attribute = normalise_attribute(candidate.attribute)
     if scope is not None and attribute and candidate.type != "episodic":
-        with service.store.lock:
-            entity = _subject_entity(service.store.conn, candidate, scope, transcript.user_id)
+        with store.lock:
+            entity = _subject_entity(store.conn, candidate, scope, transcript.user_id)
             if entity:
                 for record in fetch_records(
-                    service.store.conn,
+                    store.conn,
                     "r.subject = ? AND +r.scope_kind = ? AND +r.scope_id = ? AND r.status IN ('provisional','confirmed') "
                     "ORDER BY r.created_at DESC LIMIT ?",
                     (f"{entity}:{attribute}", scope.kind, scope.id, limit), links=False,
                 ):
                     found[record.id] = _view(record, True)
-    search = getattr(service, "search", None)
     if search is not None and len(found) < limit:
         try:
             response = search(agent_id=transcript.agent_id, user_id=transcript.user_id, query=candidate.content,

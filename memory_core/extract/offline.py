@@ -14,7 +14,7 @@ import re
 from ..clock import format_ts
 from ..ingest.evidence import has_negation
 from ..policy.rules import SOURCE_RANK
-from .models import Candidate, ExtractionOutput, ReviewDecision, ReviewItem, SummaryProposal, TemporalClaim, Transcript, Turn
+from .candidates import Candidate, ExtractionOutput, ReviewDecision, ReviewItem, SummaryProposal, TemporalClaim, Transcript, Turn
 from .offline_patterns import classify
 from .offline_rules import is_joke, is_retraction, split_clauses, split_sentences, veto
 from .support import supports

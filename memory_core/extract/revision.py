@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..ingest.evidence import has_negation, meaningful_terms
-from .models import TEMPORAL_FIELDS, Candidate, CandidateRevision
+from .candidates import TEMPORAL_FIELDS, Candidate, CandidateRevision
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 

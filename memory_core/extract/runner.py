@@ -28,8 +28,9 @@ from ..policy.rules import normalise_attribute
 from ..store.db import dumps
 from . import runs
 from .base import build_extractor, build_reviewer, describe, load_transcript
+from .candidates import Candidate, ReviewDecision, ReviewItem, SummaryProposal, Transcript
 from .context import related_records
-from .models import Candidate, ReviewDecision, ReviewItem, SummaryProposal, Transcript
+from .deps import ExtractionDeps
 from .offline import offline_summary
 from .revision import apply_revision
 from .validator import Validated, Validator, locate_evidence
@@ -79,16 +80,16 @@ def _summary_candidate(summary: SummaryProposal) -> Candidate:
 class ExtractionRunner:
     """Claims runs and processes them; shared by the worker loop and in-process "run now"."""
 
-    def __init__(self, service, *, extractor=None, reviewer=None) -> None:
-        self.service = service
-        self.settings = service.settings.extraction
-        self.extractor = extractor or build_extractor(service)
-        self.reviewer = reviewer or build_reviewer(service)
+    def __init__(self, deps: ExtractionDeps, *, extractor=None, reviewer=None) -> None:
+        self.deps = deps
+        self.settings = deps.settings
+        self.extractor = extractor or build_extractor(deps)
+        self.reviewer = reviewer or build_reviewer(deps)
 
     # -- claiming ------------------------------------------------------------------------------
 
     def claim(self, worker_id: str, run_id: str | None = None) -> runs.Claim | None:
-        return runs.claim(self.service.store, self.service.clock, worker_id, lease_s=self.settings.claim_timeout_s,
+        return runs.claim(self.deps.store, self.deps.clock, worker_id, lease_s=self.settings.claim_timeout_s,
                           max_attempts=self.settings.max_attempts, run_id=run_id)
 
     def run_next(self, worker_id: str | None = None) -> runs.RunDetail | None:
@@ -97,23 +98,23 @@ class ExtractionRunner:
         if held is None:
             return None
         self.process(held)
-        return runs.get_run(self.service.store, held.run_id)
+        return runs.get_run(self.deps.store, held.run_id)
 
     def run(self, run_id: str, worker_id: str | None = None) -> runs.RunDetail:
         """Process one specific run now (it must be claimable: queued and due, or abandoned)."""
         held = self.claim(worker_id or default_worker_id(), run_id)
         if held is None:
-            detail = runs.get_run(self.service.store, run_id)
+            detail = runs.get_run(self.deps.store, run_id)
             raise ConflictError(f"run {run_id} cannot be claimed now (status {detail.status}, attempts {detail.run['attempts']})",
                                 run_id=run_id, status=detail.status)
         self.process(held)
-        return runs.get_run(self.service.store, run_id)
+        return runs.get_run(self.deps.store, run_id)
 
     # -- one attempt ---------------------------------------------------------------------------
 
     def process(self, held: runs.Claim) -> str:
         """Run one claimed attempt; returns the run's status afterwards (or 'lease_lost')."""
-        service = self.service
+        deps = self.deps
         timer = StageTimer()
         detail: dict[str, Any] = {"worker_id": held.worker_id}
         for component in (self.extractor, self.reviewer):
@@ -123,11 +124,11 @@ class ExtractionRunner:
         items: list[Item] = []
         stage = "transcript_preparation"
         state = {"writes_started": False}
-        lease = {"renew_after": service.clock.now().timestamp() + self.settings.claim_timeout_s / 2}
+        lease = {"renew_after": deps.clock.now().timestamp() + self.settings.claim_timeout_s / 2}
         try:
             with timer.stage("transcript_preparation"):
-                transcript = load_transcript(service, held.session_id)
-                access = service.access(transcript.agent_id, transcript.user_id)
+                transcript = load_transcript(deps.store, held.session_id)
+                access = deps.access(transcript.agent_id, transcript.user_id)
             detail["transcript"] = {"turns": len(transcript.turns), "user_turns": sum(t.role == "user" for t in transcript.turns),
                                     "chars": sum(len(t.content) for t in transcript.turns)}
             stage = "extractor"
@@ -138,7 +139,7 @@ class ExtractionRunner:
             if len(proposed) > self.settings.max_candidates:
                 detail["dropped_over_limit"] = len(proposed) - self.settings.max_candidates
                 proposed = proposed[: self.settings.max_candidates]
-            validator = Validator(service.judge, transcript, access, held.run_id)
+            validator = Validator(deps.judge, transcript, access, held.run_id)
             items = [Item(i, "fact", c) for i, c in enumerate(proposed)]
             with timer.stage("evidence_check"):
                 for item in items:
@@ -203,7 +204,7 @@ class ExtractionRunner:
         radius = self.settings.review_context_turns
         context = transcript.window(item.evidence_turn, radius) if item.evidence_turn is not None else []
         scope = validator.scope_for(item.original) if item.kind == "fact" else None
-        related = related_records(self.service, transcript, item.original, scope, self.settings.related_records_limit) if item.kind == "fact" else []
+        related = related_records(self.deps.store, self.deps.search, transcript, item.original, scope, self.settings.related_records_limit) if item.kind == "fact" else []
         item.detail["related"] = [r["id"] for r in related]
         review_item = ReviewItem(item.idx, item.original, item.kind, item.evidence_role, item.evidence_turn, context, related, transcript)
         decision = self.reviewer.review(review_item)  # ExternalServiceError propagates: fail closed
@@ -247,7 +248,7 @@ class ExtractionRunner:
                 latest_by_subject[subject] = item
 
     def _summary_request(self, item: Item | None, transcript: Transcript, validator: Validator, detail: dict) -> WriteRequest | None:
-        existing = self.service.store.scalar(
+        existing = self.deps.store.scalar(
             "SELECT id FROM records WHERE source_kind = 'session_summary' AND source_ref = ? AND status IN ('provisional','confirmed') LIMIT 1",
             (transcript.session_id,),
         )
@@ -280,12 +281,12 @@ class ExtractionRunner:
         return item.validated.request
 
     def _write(self, held, items, summary_item, summary_request, access, timer: StageTimer, detail, state: dict) -> str:
-        service = self.service
-        now = format_ts(service.clock.now())
+        deps = self.deps
+        now = format_ts(deps.clock.now())
         write_stages: dict[str, float] = {}
         rolled_back = False
         summary_id = summary_item.record_id if summary_item is not None else None
-        with service.store.transaction() as conn:
+        with deps.store.transaction() as conn:
             if not runs.holds(conn, held):
                 raise runs.LeaseLost(f"run {held.run_id} attempt {held.attempt} was taken over before its writes")
             state["writes_started"] = True
@@ -296,7 +297,7 @@ class ExtractionRunner:
                         continue
                     conn.execute("SAVEPOINT extraction_candidate")
                     try:
-                        outcome = service.ingestor.write(request, access)
+                        outcome = deps.write(request, access)
                     except MemoryCoreError as exc:
                         conn.execute("ROLLBACK TO extraction_candidate")
                         conn.execute("RELEASE extraction_candidate")
@@ -311,7 +312,7 @@ class ExtractionRunner:
                         write_stages[name] = round(write_stages.get(name, 0.0) + ms, 3)
             if summary_request is not None:
                 with timer.stage("summary_write"):
-                    outcome = service.ingestor.write(summary_request, access)
+                    outcome = deps.write(summary_request, access)
                 summary_id = outcome.record.id
                 if summary_item is not None:
                     summary_item.outcome, summary_item.record_id = outcome.outcome, summary_id
@@ -330,27 +331,27 @@ class ExtractionRunner:
             runs.log_candidates(conn, held, rows)
             runs.finish_attempt(conn, held, outcome="succeeded", at=now, error=None, extractor=describe(self.extractor),
                                 reviewer=describe(self.reviewer), stages=stages, detail=detail)
-            service.store.append_event(conn, at=now, kind="extraction.succeeded", actor=f"worker:{held.worker_id}",
+            deps.store.append_event(conn, at=now, kind="extraction.succeeded", actor=f"worker:{held.worker_id}",
                                        payload={"run_id": held.run_id, "attempt": held.attempt, "summary_record_id": summary_id, **detail["counts"]})
         if rolled_back:
-            service.index.rebuild()
+            deps.index.rebuild()
         return "succeeded"
 
     def _keep_lease(self, held: runs.Claim, lease: dict) -> None:
         """Renew the lease once half of it has passed; raises LeaseLost if another worker took the run."""
-        now = self.service.clock.now().timestamp()
+        now = self.deps.clock.now().timestamp()
         if now >= lease["renew_after"]:
-            runs.renew(self.service.store, self.service.clock, held, self.settings.claim_timeout_s)
+            runs.renew(self.deps.store, self.deps.clock, held, self.settings.claim_timeout_s)
             lease["renew_after"] = now + self.settings.claim_timeout_s / 2
 
     def _after_rollback(self, state: dict) -> None:
         # The vector index may have applied rows of the rolled-back transaction; reload it.
         if state["writes_started"]:
-            self.service.index.rebuild()
+            self.deps.index.rebuild()
 
     def _record_failure(self, held, items, timer: StageTimer, detail, message: str, lease_lost: bool = False) -> str:
-        service = self.service
-        now_dt = service.clock.now()
+        deps = self.deps
+        now_dt = deps.clock.now()
         now = format_ts(now_dt)
         stages = {**timer.stages, "total": timer.total_ms()}
         for item in items:  # whatever _write recorded was rolled back with its transaction
@@ -358,11 +359,11 @@ class ExtractionRunner:
                 item.detail["rolled_back"] = {"outcome": item.outcome, "record_id": item.record_id}
                 item.outcome, item.record_id = "rolled_back", None
         rows = [i.row() for i in items]
-        with service.store.transaction() as conn:
+        with deps.store.transaction() as conn:
             status = "lease_lost"
             if not lease_lost and runs.holds(conn, held):
                 runs.log_candidates(conn, held, rows)
-                status = runs.mark_failed_attempt(service.store, conn, held, now_dt=now_dt, error=message,
+                status = runs.mark_failed_attempt(deps.store, conn, held, now_dt=now_dt, error=message,
                                                   backoff_s=self.settings.retry_backoff_s, max_attempts=self.settings.max_attempts)
             runs.finish_attempt(conn, held, outcome="failed" if status != "lease_lost" else "lease_lost", at=now, error=message,
                                 extractor=describe(self.extractor), reviewer=describe(self.reviewer), stages=stages, detail=detail)

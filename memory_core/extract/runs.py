@@ -15,10 +15,12 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from .. import display
 from ..clock import Clock, format_ts
 from ..errors import ConflictError, NotFoundError
 from ..ids import new_id
 from ..store.db import Store, dumps, loads
+from ..store.paging import Where, count_rows, select_page
 
 RUN_STATUSES = ("queued", "running", "succeeded", "failed")
 _CLAIMABLE = (
@@ -183,22 +185,20 @@ def _run_row(row) -> dict[str, Any]:
 
 def list_runs(store: Store, *, status: str | None = None, session_id: str | None = None, limit: int = 50, offset: int = 0) -> list[dict]:
     """Runs newest first, each with its session's principal and counts from its latest attempt."""
-    where, params = [], []
-    if status:
-        where.append("r.status = ?")
-        params.append(status)
-    if session_id:
-        where.append("r.session_id = ?")
-        params.append(session_id)
-    sql = (
-        "SELECT r.*, s.agent_id, s.user_id, "
+    where = Where().equal("r.status", status).equal("r.session_id", session_id)
+    columns = (
+        "r.*, s.agent_id, s.user_id, "
         "(SELECT COUNT(*) FROM extraction_candidates c WHERE c.run_id = r.id AND c.attempt = r.attempts) AS candidates, "
-        "(SELECT COUNT(*) FROM extraction_candidates c WHERE c.run_id = r.id AND c.attempt = r.attempts AND c.outcome IN ('created','reinforced')) AS written "
-        "FROM extraction_runs r JOIN sessions s ON s.id = r.session_id"
-        + (" WHERE " + " AND ".join(where) if where else "")
-        + " ORDER BY r.created_at DESC, r.id DESC LIMIT ? OFFSET ?"
+        "(SELECT COUNT(*) FROM extraction_candidates c WHERE c.run_id = r.id AND c.attempt = r.attempts AND c.outcome IN ('created','reinforced')) AS written"
     )
-    return [_run_row(r) for r in store.query(sql, [*params, limit, offset])]
+    rows = select_page(store, columns, "extraction_runs r JOIN sessions s ON s.id = r.session_id", where,
+                       "r.created_at DESC, r.id DESC", limit, offset)
+    return [_run_row(r) for r in rows]
+
+
+def count_runs(store: Store, *, status: str | None = None, session_id: str | None = None) -> int:
+    """How many runs :func:`list_runs` pages through with these filters."""
+    return count_rows(store, "extraction_runs r", Where().equal("r.status", status).equal("r.session_id", session_id))
 
 
 @dataclass
@@ -221,14 +221,10 @@ class RunDetail:
 
     def to_dataframe(self):
         """Candidates as a pandas DataFrame (one row each: content, evidence, verdict and reason, outcome, record)."""
-        from ..notebook.extraction import run_frame
-
-        return run_frame(self)
+        return display.frame(self)
 
     def _repr_html_(self) -> str:
-        from ..notebook.extraction import run_html
-
-        return run_html(self)
+        return display.html(self)
 
 
 def get_run(store: Store, run_id: str, attempt: int | None = None) -> RunDetail:

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta, timezone
 
 from ..clock import format_ts, to_utc
 from ..ingest.evidence import fold
-from .models import TemporalClaim
+from .candidates import TemporalClaim
 
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _NEXT_WEEKDAY = re.compile(r"\bnext\s+(" + "|".join(_WEEKDAYS) + r")\b", re.IGNORECASE)

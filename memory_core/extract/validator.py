@@ -22,7 +22,7 @@ from ..ingest.evidence import fold
 from ..ingest.writer import WriteRequest
 from ..policy.grants import ScopeAccess
 from ..policy.scopes import Scope, parse_scope, private_scope
-from .models import TEMPORAL_FIELDS, Candidate, SummaryProposal, Transcript, Turn
+from .candidates import TEMPORAL_FIELDS, Candidate, SummaryProposal, Transcript, Turn
 from .support import supports
 from .temporal import TemporalCheck, annotate, check_claim
 

@@ -18,15 +18,11 @@ from .runner import ExtractionRunner, default_worker_id
 log = logging.getLogger(__name__)
 
 
-def runner_for(service) -> ExtractionRunner:
-    """The service's shared extraction runner (built once, from settings)."""
-    return service.extension("extraction", ExtractionRunner)
-
-
-def run_once(service, worker_id: str, *, out=None) -> tuple[int, int]:
+def run_once(runner: ExtractionRunner, worker_id: str, *, batch: int | None = None, out=None) -> tuple[int, int]:
     """One loop: maintenance, then runs until none is claimable; returns (runs processed, runs failed)."""
-    runner = runner_for(service)
-    report = run_maintenance(service, actor=f"worker:{worker_id}")
+    deps = runner.deps
+    batch = batch or deps.settings.maintenance_batch_size
+    report = run_maintenance(deps.store, deps.index, deps.clock, batch, actor=f"worker:{worker_id}")
     if out and (report.expired or report.review_flagged):
         print(f"maintenance: {len(report.expired)} expired, {len(report.review_flagged)} flagged for review", file=out, flush=True)
     processed = failed = 0
@@ -42,17 +38,18 @@ def run_once(service, worker_id: str, *, out=None) -> tuple[int, int]:
             print(f"run {detail.run['id']} (session {detail.run['session_id']}): {detail.status}{error}", file=out, flush=True)
 
 
-def run_worker(service, once: bool = False, worker_id: str | None = None, *, stop: threading.Event | None = None, out=sys.stderr) -> int:
+def run_worker(runner: ExtractionRunner, once: bool = False, worker_id: str | None = None, *, stop: threading.Event | None = None,
+               out=sys.stderr) -> int:
     """Run the worker loop until ``stop`` is set or it is interrupted; returns a process exit code."""
     worker_id = worker_id or default_worker_id()
     stop = stop or threading.Event()
-    poll = service.settings.extraction.worker_poll_s
+    poll = runner.settings.worker_poll_s
     if out:
-        print(f"worker {worker_id} started on {service.store.path}", file=out, flush=True)
+        print(f"worker {worker_id} started on {runner.deps.store.path}", file=out, flush=True)
     try:
         while not stop.is_set():
             try:
-                _, failed = run_once(service, worker_id, out=out)
+                _, failed = run_once(runner, worker_id, out=out)
             except Exception:  # e.g. the database stayed locked; a long-running worker keeps going
                 log.exception("worker %s: pass failed", worker_id)
                 if once:

@@ -16,7 +16,7 @@ from ..settings import WriteSettings
 from ..store.db import Store, dumps, loads
 from ..store.records import LIVE_STATUSES, Record, fetch_record, fetch_records, fts_sync, update_record
 from ..policy.rules import reinforced_confidence
-from .entities import add_alias
+from .entity_resolution import add_alias
 
 
 class Lifecycle:

@@ -32,7 +32,7 @@ from ..policy.scopes import Scope
 from ..settings import WriteSettings
 from ..store.db import Store, dumps
 from ..store.records import LIVE_STATUSES, RECORD_TYPES, Record, fetch_record, fetch_records, fts_sync, insert_record, update_record
-from .entities import ENTITY_KINDS, link, principal_entity, resolve_entity
+from .entity_resolution import ENTITY_KINDS, link, principal_entity, resolve_entity
 from .evidence import ROLE_FOR_SOURCE, Entailment, locate_quote
 from .timing import StageTimer
 

@@ -4,18 +4,19 @@ The objects people look at display themselves (``_repr_html_``) and convert to p
 (``to_dataframe()``): ``MemoryService`` (store summary), ``SearchResponse``, ``SearchResult``,
 ``ResultExplanation``, ``SearchTrace``, ``StageTrace``, ``Record``, ``RunDetail`` and
 :class:`RecordView` (``service.show_record(id)``: a record with its lineage). Their methods
-delegate to the renderers in this package; every renderer goes through :func:`safe_html`, so a
-display that fails warns and shows plain text, and every piece of data is HTML-escaped.
+ask :mod:`memory_core.display`, where :mod:`.displays` registers the renderers of this package
+(the data classes never import it). Every renderer goes through :func:`safe_html`, so a display
+that fails warns and shows plain text, and every piece of data is HTML-escaped.
 
 - :mod:`.figures`: the admin app's plotly charts from :mod:`memory_core.charts`.
 - :func:`launch_app` / :class:`AdminApp`: the admin app for the current store, inline.
 - :func:`open_demo`: the demo store, built on first use, opened on a scratch copy.
 """
 
-from . import figures
+from . import displays, figures  # noqa: F401  (displays registers the renderers)
 from .demo import default_demo_path, open_demo
 from .launcher import AdminApp, AppLaunchError, launch_app
-from .records import RecordView
+from .record_display import RecordView
 from .safe import fallback_html, safe_html
 
 __all__ = ["AdminApp", "AppLaunchError", "RecordView", "default_demo_path", "fallback_html", "figures", "launch_app",

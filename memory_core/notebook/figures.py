@@ -1,8 +1,9 @@
 """The admin app's plotly charts for notebook objects.
 
 Every figure comes from :mod:`memory_core.charts`, called on the same data the admin app passes
-(``admin_ui.search`` reads generator rows from the trace; the overview reads ``service.stats()``
-and the log queries in ``admin_ui.queries``), so a chart looks the same in both places. Add a
+(generator rows from the trace; ``service.stats()``; the overview series of
+:mod:`memory_core.store.overview`, which ``admin_ui.queries`` also uses), so a chart looks the
+same in both places. Add a
 new chart to ``memory_core.charts`` first, then expose it here.
 """
 
@@ -11,7 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from .. import charts
-from .extraction import latest_stages
+from ..store import overview
+from .run_display import latest_stages
 
 SCORE_TITLE = "Per-generator score (cosine, BM25)"  # the search explorer's title for the score chart
 
@@ -42,16 +44,12 @@ def composition_figure(service):
 
 def records_over_time_figure(service):
     """Records created per day by type (the overview page's chart)."""
-    from admin_ui import queries
-
-    return charts.records_over_time_figure(queries.records_over_time(service))
+    return charts.records_over_time_figure(overview.records_over_time(service.store))
 
 
 def search_latency_figure(service):
     """Histogram of logged search latencies with p50 / p95 (the overview page's chart)."""
-    from admin_ui import queries
-
-    return charts.latency_histogram_figure(queries.search_latencies(service))
+    return charts.latency_histogram_figure(overview.search_latencies(service.store))
 
 
 def extraction_stages_figure(detail):

@@ -9,7 +9,7 @@
     with launch_app(service) as app:   # or scoped: stopped when the block ends
         ...
 
-The server is started exactly as ``agent-memory serve`` starts it (``admin_ui.launch``: headless,
+The server is started exactly as ``agent-memory serve`` starts it (``memory_core.app_launch``: headless,
 the store in ``MEMORY_STORE``, offline model loading, demo accounts and demo mode for a demo
 store), in its own session so that stopping it ends Streamlit and anything it spawned. A server
 still running when the kernel exits is stopped then too. The IFrame points at the kernel's
@@ -32,6 +32,7 @@ import weakref
 from pathlib import Path
 from typing import Any
 
+from .. import app_launch
 from ..errors import MemoryCoreError
 from .safe import safe_html
 
@@ -138,27 +139,20 @@ class AdminApp:
     # -- what is run --------------------------------------------------------------------------
 
     def command(self) -> list[str]:
-        """The ``streamlit run`` command line (``admin_ui.launch.streamlit_command``)."""
-        from admin_ui.launch import streamlit_command
-
-        return streamlit_command(self.port, self.host)
+        """The ``streamlit run`` command line (``memory_core.app_launch.streamlit_command``)."""
+        return app_launch.streamlit_command(self.port, self.host)
 
     def environment(self) -> dict[str, str]:
-        """The server's environment (``admin_ui.launch.app_environment`` plus this app's options)."""
-        from admin_ui.launch import app_environment
-        from admin_ui.runtime import CLOCK_ENV, EMBEDDER_ENV
-
-        env = app_environment(self.store, self.demo)
+        """The server's environment (``memory_core.app_launch.app_environment`` plus this app's options)."""
+        env = app_launch.app_environment(self.store, self.demo)
         if self.clock:
-            env[CLOCK_ENV] = self.clock
+            env[app_launch.CLOCK_ENV] = self.clock
         if self.embedder:
-            env[EMBEDDER_ENV] = self.embedder
+            env[app_launch.EMBEDDER_ENV] = self.embedder
         return env
 
     def working_directory(self) -> Path:
-        from admin_ui.launch import APP
-
-        return APP.parent
+        return app_launch.APP.parent
 
     # -- lifecycle ----------------------------------------------------------------------------
 

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
+from typing import Protocol
 
+from ..errors import NotFoundError
+from ..store.db import Store
 from .scopes import Scope, private_scope
 
 
@@ -67,6 +70,12 @@ class ScopeAccess:
         }
 
 
+class AccessResolver(Protocol):
+    """What components receive instead of the service: (agent, user) -> their scopes, with reasons."""
+
+    def __call__(self, agent_id: str, user_id: str) -> ScopeAccess: ...
+
+
 def resolve_access(conn: sqlite3.Connection, agent_id: str, user_id: str) -> ScopeAccess:
     """Compute the readable and writable scopes of (agent, user) from the grant table."""
     access = ScopeAccess(agent_id, user_id)
@@ -109,3 +118,52 @@ def check_grantable(scope: Scope) -> Decision:
             f"{scope.key} is a private agent-user scope; it is implicit to that pair and cannot be granted",
         )
     return Decision(True, f"{scope.kind} scopes are granted explicitly")
+
+
+def access_of(store: Store, agent_id: str, user_id: str) -> ScopeAccess:
+    """:func:`resolve_access` on the store's connection, under its lock."""
+    with store.lock:
+        return resolve_access(store.conn, agent_id, user_id)
+
+
+# -- changing grants (the grant table's only writer) ----------------------------------------------
+
+
+def save_grant(store: Store, *, agent_id: str, scope: Scope, read: bool, write: bool, now: str, actor: str,
+               reason: str | None = None) -> dict:
+    """Create or change a grant, with a ``grant.added``/``grant.changed`` event, in one transaction.
+
+    Callers check :func:`check_grantable` and the read/write flags first.
+    """
+    with store.transaction() as conn:
+        previous = conn.execute(
+            "SELECT can_read, can_write FROM grants WHERE agent_id = ? AND scope_kind = ? AND scope_id = ?",
+            (agent_id, scope.kind, scope.id),
+        ).fetchone()
+        conn.execute(
+            "INSERT INTO grants (agent_id, scope_kind, scope_id, can_read, can_write, created_at, created_by) VALUES (?,?,?,?,?,?,?) "
+            "ON CONFLICT(agent_id, scope_kind, scope_id) DO UPDATE SET can_read = excluded.can_read, can_write = excluded.can_write",
+            (agent_id, scope.kind, scope.id, int(read), int(write), now, actor),
+        )
+        store.append_event(
+            conn, at=now, kind="grant.changed" if previous else "grant.added", actor=actor, reason=reason,
+            payload={"agent_id": agent_id, "scope": scope.key, "read": read, "write": write,
+                     "previous": dict(previous) if previous else None},
+        )
+    return {"agent_id": agent_id, "scope": scope.key, "read": read, "write": write}
+
+
+def delete_grant(store: Store, *, agent_id: str, scope: Scope, now: str, actor: str, reason: str | None = None) -> None:
+    """Remove an agent's grant on a scope (NotFoundError when there is none), with a ``grant.revoked`` event."""
+    with store.transaction() as conn:
+        cur = conn.execute("DELETE FROM grants WHERE agent_id = ? AND scope_kind = ? AND scope_id = ?", (agent_id, scope.kind, scope.id))
+        if cur.rowcount == 0:
+            raise NotFoundError(f"agent {agent_id} has no grant on {scope.key}")
+        store.append_event(conn, at=now, kind="grant.revoked", actor=actor, reason=reason, payload={"agent_id": agent_id, "scope": scope.key})
+
+
+def list_grants(store: Store, agent_id: str | None = None) -> list[dict]:
+    """Every grant (or one agent's), ordered by agent and scope."""
+    sql = "SELECT agent_id, scope_kind || ':' || scope_id AS scope, can_read, can_write, created_at, created_by FROM grants"
+    rows = store.query(sql + (" WHERE agent_id = ?" if agent_id else "") + " ORDER BY agent_id, scope", (agent_id,) if agent_id else ())
+    return [{**dict(r), "can_read": bool(r["can_read"]), "can_write": bool(r["can_write"])} for r in rows]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
-
 SOURCE_RANK = {
     "user_statement": 4,
     "system": 3,
@@ -33,10 +31,6 @@ def initial_status(source_kind: str) -> str:
 def may_supersede(new_source: str, old_source: str) -> bool:
     """A record supersedes another only if its source rank is equal or higher."""
     return SOURCE_RANK[new_source] >= SOURCE_RANK[old_source]
-
-
-def provisional_expiry(now: datetime, ttl_days: float) -> datetime:
-    return now + timedelta(days=ttl_days)
 
 
 def reinforced_confidence(confidence: float) -> float:

@@ -1,13 +1,12 @@
 """Retrieval: the memory_search pipeline, its explanations, trace and search log.
 
-``retriever_for(service).search(...)`` (or ``MemoryService.search``) runs the stages of
-:func:`~memory_core.retrieve.retriever.build_pipeline` and returns a :class:`SearchResponse`;
-``load_search`` rebuilds a past response from the log and ``replay_search`` runs it again. The
-memory_search tool lives in :mod:`memory_core.retrieve.tool` and is registered by
-``memory_core.tools``.
+``service.retriever.search(...)`` (or ``MemoryService.search``) runs the stages of
+:func:`~memory_core.retrieve.retriever.default_stages` and returns a :class:`SearchResponse`;
+``Retriever.load`` rebuilds a past response from the log and ``Retriever.replay`` runs it again.
+The memory_search tool lives in :mod:`memory_core.tools.search_tool`.
 """
 
-from .model import (
+from .search_types import (
     Candidate,
     ResponseExplanation,
     ResultExplanation,
@@ -17,11 +16,12 @@ from .model import (
     SearchTrace,
     StageTrace,
 )
-from .retriever import Retriever, build_pipeline, build_request, retriever_for
-from .search_log import list_searches, load_search, replay_search
+from .pipeline import PassageScorer, Pipeline, SearchContext, SearchServices, Stage
+from .retriever import Retriever, build_pipeline, build_request, default_stages
+from .search_log import list_searches, load_search
 
 __all__ = [
-    "Candidate", "ResponseExplanation", "ResultExplanation", "Retriever", "SearchRequest", "SearchResponse",
-    "SearchResult", "SearchTrace", "StageTrace", "build_pipeline", "build_request", "list_searches", "load_search",
-    "replay_search", "retriever_for",
+    "Candidate", "PassageScorer", "Pipeline", "ResponseExplanation", "ResultExplanation", "Retriever", "SearchContext",
+    "SearchRequest", "SearchResponse", "SearchResult", "SearchServices", "SearchTrace", "Stage", "StageTrace",
+    "build_pipeline", "build_request", "default_stages", "list_searches", "load_search",
 ]

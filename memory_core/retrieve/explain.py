@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .model import Candidate, ResponseExplanation, ResultExplanation
+from .search_types import Candidate, ResponseExplanation, ResultExplanation
 from .pipeline import SearchContext
 
 

@@ -16,7 +16,7 @@ from ..policy.rules import normalise_alias
 from .filters import HardFilter
 from .fts_query import query_mentions, query_terms
 from .lexical import LexicalResult, lexical_search, lookup_key, readable_lookup
-from .model import Candidate
+from .search_types import Candidate
 from .pipeline import SearchContext
 
 _META = "r.seq, r.id, r.type, r.status, r.scope_kind, r.scope_id, r.created_at, r.event_at, r.expires_at"
@@ -219,9 +219,7 @@ class LexicalStage:
             ctx.skip("no searchable terms once stop words and operator syntax are removed")
             ctx.io(outputs={"candidates": []})
             return ctx
-        counts = None
-        if hasattr(ctx.deps, "readable_term_counts"):
-            counts = ctx.deps.readable_term_counts(lookup_key(lut, ctx.deps.store.records_version()))
+        counts = ctx.deps.readable_term_counts(lookup_key(lut, ctx.deps.store.records_version()))
         found, result = lexical_candidates(ctx.deps.store, ctx.filter, lut, terms, s.candidates_per_generator,
                                            s.lexical_max_df_share, s.lexical_max_postings, counts)
         ctx.lexical = result

@@ -17,9 +17,43 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ..clock import Clock
+from ..embed.base import Embedder
+from ..index.vector_index import VectorIndex
 from ..policy.grants import ScopeAccess
 from ..settings import RetrievalSettings
-from .model import Candidate, ResponseExplanation, SearchRequest, StageTrace
+from ..store.db import Store
+from .search_types import Candidate, ResponseExplanation, SearchRequest, StageTrace
+from .rewrite import QueryRewriter
+
+
+class PassageScorer(Protocol):
+    """A reranker: one relevance score per passage for the query."""
+
+    def score(self, query: str, passages: list[str]) -> list[float]: ...
+
+
+class SearchServices(Protocol):
+    """What the stages may use (the :class:`~memory_core.retrieve.retriever.Retriever` provides it).
+
+    Stages get exactly this, never the service: the store, the vector index and embedder, access
+    resolution, the rewriter and reranker, and the cache of readable term counts the lexical stage keeps.
+    """
+
+    store: Store
+    index: VectorIndex
+    embedder: Embedder
+    clock: Clock
+
+    def access(self, agent_id: str, user_id: str) -> ScopeAccess: ...
+
+    def rewriter(self, settings: RetrievalSettings) -> QueryRewriter: ...
+
+    def reranker(self, settings: RetrievalSettings) -> PassageScorer: ...
+
+    def readable_term_counts(self, key: tuple) -> dict[str, int]:
+        """A cache of readable term counts for one readable set in one store state (retrieve/lexical.py)."""
+        ...
 
 
 class Stage(Protocol):
@@ -36,7 +70,7 @@ class SearchContext:
 
     request: SearchRequest
     settings: RetrievalSettings
-    deps: Any  # the Retriever: store, index, embedder, clock, llm, rewriter and reranker
+    deps: SearchServices
     search_id: str
     now: datetime
     at: str
@@ -119,25 +153,36 @@ class Pipeline:
         return [s.name for s in self.stages]
 
     def run(self, ctx: SearchContext) -> SearchContext:
+        """Run every stage in order (see :meth:`step`)."""
         for stage in self.stages:
-            trace = StageTrace(stage.name)
-            ctx.stages.append(trace)
-            if ctx.halted and not getattr(stage, "always", False):
-                trace.status = "skipped"
-                trace.notes.append(f"skipped: the search already ended empty ({ctx.empty_reason})")
-                continue
-            ctx._current = trace
-            before = {c.record_id for c in ctx.ranking}
-            dropped_before = len(ctx.dropped)
-            began = time.perf_counter()
-            try:
-                ctx = stage.run(ctx)
-            finally:
-                trace.ms = round((time.perf_counter() - began) * 1000.0, 3)
-                ctx._current = None
-            after = {c.record_id for c in ctx.ranking}
-            explained = {c.record_id for c in ctx.dropped[dropped_before:]}
-            unexplained = before - after - explained
-            if unexplained:
-                raise AssertionError(f"stage {stage.name} dropped {sorted(unexplained)} without a reason")
+            ctx = self.step(stage, ctx)
+        return ctx
+
+    @staticmethod
+    def step(stage: Stage, ctx: SearchContext) -> SearchContext:
+        """Run one stage under the wrapper: trace, timing, skip-after-halt and the drop check.
+
+        Also how a single stage is run alone (a test, a notebook): build the context with
+        ``Retriever.context`` and step through any stages, in any order.
+        """
+        trace = StageTrace(stage.name)
+        ctx.stages.append(trace)
+        if ctx.halted and not getattr(stage, "always", False):
+            trace.status = "skipped"
+            trace.notes.append(f"skipped: the search already ended empty ({ctx.empty_reason})")
+            return ctx
+        ctx._current = trace
+        before = {c.record_id for c in ctx.ranking}
+        dropped_before = len(ctx.dropped)
+        began = time.perf_counter()
+        try:
+            ctx = stage.run(ctx)
+        finally:
+            trace.ms = round((time.perf_counter() - began) * 1000.0, 3)
+            ctx._current = None
+        after = {c.record_id for c in ctx.ranking}
+        explained = {c.record_id for c in ctx.dropped[dropped_before:]}
+        unexplained = before - after - explained
+        if unexplained:
+            raise AssertionError(f"stage {stage.name} dropped {sorted(unexplained)} without a reason")
         return ctx

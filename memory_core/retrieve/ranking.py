@@ -13,7 +13,7 @@ from .filters import index_mask
 from .fts_query import query_terms
 from .generators import COSINE_DIGITS, dense_candidates, entity_candidates, lexical_candidates
 from .lexical import partial_score, readable_lookup, unknown_names
-from .model import Candidate
+from .search_types import Candidate
 from .pipeline import SearchContext
 from .scoring import (
     collapse_near_duplicates,

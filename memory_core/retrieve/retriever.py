@@ -1,75 +1,93 @@
 """The retriever: validates a search request, runs the pipeline and returns the response.
 
-One :class:`Retriever` per service (``retriever_for(service)``); it holds the pipeline, the lazily
-loaded reranker and the rewriter's model client, and reads the retrieval settings at each call.
+One :class:`Retriever` per service (``service.retriever``). It is built from explicit parts (the
+store, vector index, embedder, clock, access resolution, a settings getter and an optional model
+client), holds the pipeline and the lazily loaded reranker, and reads the retrieval settings at
+each call. It is what the stages see as ``ctx.deps`` (:class:`~.pipeline.SearchServices`).
 """
 
 from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..clock import format_ts, parse_ts
+from ..clock import Clock, format_ts, parse_ts
+from ..embed.base import Embedder
 from ..errors import InvalidInputError
 from ..ids import new_id
+from ..index.vector_index import VectorIndex
+from ..llm import LanguageModel
+from ..policy.grants import AccessResolver, ScopeAccess
 from ..policy.scopes import validate_id
 from ..settings import RetrievalSettings
+from ..store.db import Store
 from ..store.records import RECORD_TYPES
 from .explain import ExplainStage
 from .filters import HardFilterStage, RewriteStage, ScopeStage
 from .generators import DenseStage, EntityStage, LexicalStage, QueryEmbeddingStage
-from .model import SearchRequest, SearchResponse, SearchResult, SearchTrace
-from .pipeline import Pipeline, SearchContext
+from .pipeline import PassageScorer, Pipeline, SearchContext, Stage
 from .ranking import BudgetStage, CollapseStage, FreshnessStage, FusionStage, GateStage
 from .rerank import RerankStage, build_reranker
 from .rewrite import QueryRewriter
-from .search_log import LogStage, finish_log_row, log_failure
+from .search_log import LogStage, finish_log_row, load_search, log_failure, logged_request
+from .search_types import SearchRequest, SearchResponse, SearchResult, SearchTrace
 
 _DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 MAX_HINTS = 20
 
 
-def build_pipeline() -> Pipeline:
-    """The stages in the design's order."""
-    return Pipeline([
+def default_stages() -> list[Stage]:
+    """The stages in the design's order: the map of the search pipeline."""
+    return [
         RewriteStage(), ScopeStage(), HardFilterStage(), QueryEmbeddingStage(), DenseStage(), LexicalStage(),
         EntityStage(), FusionStage(), FreshnessStage(), GateStage(), CollapseStage(), RerankStage(), BudgetStage(),
         ExplainStage(), LogStage(),
-    ])
+    ]
+
+
+def build_pipeline(stages: list[Stage] | None = None) -> Pipeline:
+    """A pipeline of ``stages`` (default: :func:`default_stages`)."""
+    return Pipeline(default_stages() if stages is None else stages)
 
 
 class Retriever:
-    """Runs memory searches for one :class:`~memory_core.service.MemoryService`."""
+    """Runs memory searches over one store; implements :class:`~.pipeline.SearchServices` for the stages."""
 
-    def __init__(self, service, *, reranker=None, llm=None) -> None:
-        self.service = service
-        self.store = service.store
-        self.index = service.index
-        self.embedder = service.embedder
-        self.clock = service.clock
-        self.pipeline = build_pipeline()
+    def __init__(
+        self, *, store: Store, index: VectorIndex, embedder: Embedder, clock: Clock, access: AccessResolver,
+        settings: Callable[[], RetrievalSettings], llm: LanguageModel | None = None, reranker: PassageScorer | None = None,
+        stages: list[Stage] | None = None,
+    ) -> None:
+        self.store = store
+        self.index = index
+        self.embedder = embedder
+        self.clock = clock
+        self._access = access
+        self._settings = settings
+        self.pipeline = build_pipeline(stages)
         self._llm = llm
         self._reranker = reranker
-        self._reranker_key: tuple | None = None
+        self._reranker_key: tuple | None = ("injected",) if reranker is not None else None
         self._reranker_lock = threading.Lock()
         self._stats_lock = threading.Lock()
         self._term_counts_key: tuple | None = None
         self._term_counts: dict[str, int] = {}
 
-    @classmethod
-    def from_service(cls, service) -> "Retriever":
-        return cls(service)
-
     # -- dependencies used by stages ------------------------------------------------------------
 
-    def access(self, agent_id: str, user_id: str):
-        return self.service.access(agent_id, user_id)
+    @property
+    def settings(self) -> RetrievalSettings:
+        """The retrieval settings in force now."""
+        return self._settings()
+
+    def access(self, agent_id: str, user_id: str) -> ScopeAccess:
+        return self._access(agent_id, user_id)
 
     def rewriter(self, settings: RetrievalSettings) -> QueryRewriter:
-        llm = self._llm if self._llm is not None else self.service.llm
-        return QueryRewriter(llm, settings.rewrite_timeout_s, settings.max_query_chars)
+        return QueryRewriter(self._llm, settings.rewrite_timeout_s, settings.max_query_chars)
 
     def readable_term_counts(self, key: tuple) -> dict[str, int]:
         """The cache of readable term counts for one readable set in one store state (``key`` from
@@ -99,7 +117,7 @@ class Retriever:
     def warm(self) -> None:
         """Load what the first search would otherwise load (embedder warm-up, reranker if enabled)."""
         self.embedder.embed(["warm up"])
-        settings = self.service.settings.retrieval
+        settings = self.settings
         if settings.reranker_enabled:
             self.reranker(settings)
 
@@ -113,7 +131,7 @@ class Retriever:
         session_id: str | None = None, settings: RetrievalSettings | None = None,
     ) -> SearchResponse:
         """Validate the arguments and run the pipeline (see :meth:`MemoryService.search`)."""
-        settings = settings or self.service.settings.retrieval
+        settings = settings or self.settings
         request = build_request(
             settings, agent_id=agent_id, user_id=user_id, query=query, types=types, time_from=time_from,
             time_to=time_to, entity_hints=entity_hints, limit=limit, historical=historical, context=context,
@@ -121,11 +139,15 @@ class Retriever:
         )
         return self.run(request, settings=settings)
 
+    def context(self, request: SearchRequest, *, settings: RetrievalSettings | None = None) -> SearchContext:
+        """A fresh context for ``request`` (what :meth:`run` starts from; also for running stages alone)."""
+        now = self.clock.now()
+        return SearchContext(request=request, settings=settings or self.settings, deps=self, search_id=new_id("srch"),
+                             now=now, at=format_ts(now))
+
     def run(self, request: SearchRequest, *, settings: RetrievalSettings | None = None) -> SearchResponse:
         """Run the pipeline for an already validated request."""
-        settings = settings or self.service.settings.retrieval
-        now = self.clock.now()
-        ctx = SearchContext(request=request, settings=settings, deps=self, search_id=new_id("srch"), now=now, at=format_ts(now))
+        ctx = self.context(request, settings=settings)
         try:
             ctx = self.pipeline.run(ctx)
         except Exception as exc:
@@ -140,6 +162,21 @@ class Retriever:
             explanation=ctx.response_explanation, empty_reason=ctx.empty_reason,
             trace=SearchTrace(ctx.search_id, ctx.stages, total), total_ms=total,
         )
+
+    def load(self, search_id: str) -> SearchResponse:
+        """A logged search rebuilt from the search log (``from_log`` set)."""
+        return load_search(self.store, search_id)
+
+    def replay(self, search_id: str, *, logged_settings_too: bool = True) -> SearchResponse:
+        """Run a logged search again (same principal, query and options) against the store as it is now.
+
+        With ``logged_settings_too`` the retrieval settings of the original run are used, so a
+        difference in the answer comes from the store, not from configuration. The new search is
+        logged too, with ``replay_of`` naming the original.
+        """
+        request, settings = logged_request(self.store, search_id)
+        request.replay_of = search_id
+        return self.run(request, settings=settings if logged_settings_too else None)
 
 
 def _timestamp(value: Any, name: str, end_of_day: bool) -> str | None:
@@ -194,7 +231,3 @@ def build_request(settings: RetrievalSettings, **args: Any) -> SearchRequest:
         rewrite=args.get("rewrite"), rerank=args.get("rerank"), session_id=session_id,
     )
 
-
-def retriever_for(service) -> Retriever:
-    """The service's retriever, built on first use."""
-    return service.extension("retriever", Retriever.from_service)

@@ -13,9 +13,10 @@ from typing import Any
 
 from ..errors import NotFoundError
 from ..settings import RetrievalSettings
-from ..store.db import dumps, loads
+from ..store.db import Store, dumps, loads
+from ..store.paging import Where, select_page
 from ..store.records import fetch_records
-from .model import ResponseExplanation, ResultExplanation, SearchRequest, SearchResponse, SearchResult, SearchTrace, StageTrace
+from .search_types import ResponseExplanation, ResultExplanation, SearchRequest, SearchResponse, SearchResult, SearchTrace, StageTrace
 from .pipeline import SearchContext
 from .scoring import truncate_to_tokens
 
@@ -100,18 +101,18 @@ def _row(store, search_id: str):
     return row
 
 
-def logged_settings(store, search_id: str) -> RetrievalSettings:
-    """The retrieval settings a logged search ran with."""
-    return RetrievalSettings.model_validate(loads(_row(store, search_id)["request"], {})["settings"])
+def logged_request(store: Store, search_id: str) -> tuple[SearchRequest, RetrievalSettings]:
+    """The request and retrieval settings a logged search ran with (what a replay needs)."""
+    blob = loads(_row(store, search_id)["request"], {})
+    return SearchRequest.from_dict(blob["request"]), RetrievalSettings.model_validate(blob["settings"])
 
 
-def load_search(service, search_id: str) -> SearchResponse:
+def load_search(store: Store, search_id: str) -> SearchResponse:
     """Rebuild a past search's response and trace from its log row.
 
     Records are read from the store as they are now (a forgotten record comes back deleted, with no
     text); everything else (ranks, scores, decisions, reasons, timings) is as logged.
     """
-    store = service.store
     row = _row(store, search_id)
     request_blob = loads(row["request"], {})
     trace_blob = loads(row["trace"], {})
@@ -140,36 +141,9 @@ def load_search(service, search_id: str) -> SearchResponse:
     )
 
 
-def replay_search(service, search_id: str, *, logged_settings_too: bool = True) -> SearchResponse:
-    """Run a logged search again (same principal, query and options) against the store as it is now.
-
-    With ``logged_settings_too`` the retrieval settings of the original run are used, so a
-    difference in the answer comes from the store, not from configuration. The new search is
-    logged too, with ``replay_of`` naming the original.
-    """
-    from .retriever import retriever_for
-
-    row = _row(service.store, search_id)
-    blob = loads(row["request"], {})
-    request = SearchRequest.from_dict(blob["request"])
-    request.replay_of = search_id
-    settings = RetrievalSettings.model_validate(blob["settings"]) if logged_settings_too else None
-    return retriever_for(service).run(request, settings=settings)
-
-
-def list_searches(service, *, agent_id: str | None = None, user_id: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+def list_searches(store: Store, *, agent_id: str | None = None, user_id: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
     """Recent logged searches, newest first (id, time, principal, query, result count, empty reason, ms)."""
-    clauses, params = [], []
-    if agent_id:
-        clauses.append("agent_id = ?")
-        params.append(agent_id)
-    if user_id:
-        clauses.append("user_id = ?")
-        params.append(user_id)
-    where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-    rows = service.store.query(
-        "SELECT id, at, agent_id, user_id, session_id, raw_query, rewritten_query, result_ids, empty_reason, total_ms "
-        f"FROM search_log {where} ORDER BY seq DESC LIMIT ?",
-        (*params, int(limit)),
-    )
+    where = Where().equal("agent_id", agent_id).equal("user_id", user_id)
+    rows = select_page(store, "id, at, agent_id, user_id, session_id, raw_query, rewritten_query, result_ids, empty_reason, total_ms",
+                       "search_log", where, "seq DESC", limit)
     return [{**dict(r), "result_ids": loads(r["result_ids"], [])} for r in rows]

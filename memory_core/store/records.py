@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import display
 from .db import dumps, loads
 
 RECORD_TYPES = ("semantic", "episodic", "procedural")
@@ -89,15 +90,11 @@ class Record:
 
     def _repr_html_(self) -> str:
         # Notebook display of this version alone; service.show_record(id) adds the lineage.
-        from ..notebook.records import record_html
-
-        return record_html(self)
+        return display.html(self)
 
     def to_dataframe(self):
         """This record as a one-row pandas DataFrame."""
-        from ..notebook.records import record_frame
-
-        return record_frame(self)
+        return display.frame(self)
 
 
 _COLUMNS = (

@@ -1,8 +1,13 @@
-"""The five agent tools. Importing this package registers the record tools; the search tool
-registers itself from memory_core.retrieve."""
+"""The five agent tools: schemas, handlers and the one entry point that runs a call.
 
-from . import handlers  # noqa: F401  (registers memory_write, memory_get, memory_revise, memory_forget)
-from .registry import TOOLS, Tool, call_tool
-from ..retrieve import tool as _search_tool  # noqa: F401,E402  (registers memory_search)
+Importing this package registers the tools and installs them as the services' tool surface
+(``memory_core/__init__.py`` imports it). Handlers call public methods of the session and service.
+"""
 
-__all__ = ["TOOLS", "Tool", "call_tool"]
+from ..service import install_tool_surface
+from . import handlers, search_tool  # noqa: F401  (register memory_write/get/revise/forget and memory_search)
+from .registry import TOOLS, RegisteredTools, Tool, call_tool
+
+install_tool_surface(RegisteredTools())
+
+__all__ = ["TOOLS", "RegisteredTools", "Tool", "call_tool"]

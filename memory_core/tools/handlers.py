@@ -17,7 +17,10 @@ if TYPE_CHECKING:
 
 def _readable_record(session: "Session", record_id: str) -> Record:
     """The record if this principal may read it; the same not-found error otherwise."""
-    record = session.service.lifecycle.get(record_id)
+    try:
+        record = session.service.record(record_id)
+    except NotFoundError:
+        record = None
     access = session.access()
     if record is None or record.status == "deleted" or not access.can_read(record.scope):
         raise NotFoundError(f"no record {record_id} is visible to this agent", record_id=record_id)
@@ -43,7 +46,7 @@ def memory_write(session: "Session", args: MemoryWriteInput) -> dict:
         event_at=parse_ts(args.event_at), valid_from=parse_ts(args.valid_from),
         valid_until=parse_ts(args.valid_until), review_at=parse_ts(args.review_at),
     )
-    outcome = session.service.ingestor.write(request, session.access())
+    outcome = session.service.write(request, session.access())
     return outcome.to_tool_result()
 
 
@@ -67,14 +70,14 @@ def memory_revise(session: "Session", args: MemoryReviseInput) -> dict:
                 raise NotFoundError(f"no entity {entity_id} is visible to this agent", entity_id=entity_id)
             if not access.can_write(entity["scope"]):
                 raise PermissionDeniedError(f"this agent may not change entity {entity_id}", entity_id=entity_id)
-        preview = service.lifecycle.merge_entities(args.source_entity_id, args.target_entity_id, actor=actor, reason=args.reason)
+        preview = service.merge_entities(args.source_entity_id, args.target_entity_id, actor=actor, reason=args.reason)
         return {"ok": True, "merged": args.source_entity_id, "into": args.target_entity_id,
                 "records_relinked": len(preview["relinked_records"]), "subjects_rewritten": len(preview["subject_changes"])}
     if not args.record_id:
         raise InvalidInputError(f"{args.action} needs record_id", field="record_id")
     record = _writable_record(session, args.record_id)
     if args.action == "confirm":
-        updated = service.lifecycle.confirm(record.id, actor=actor, reason=args.reason, session_id=session.id)
+        updated = service.confirm(record.id, actor=actor, reason=args.reason, session_id=session.id)
         return {"ok": True, "record_id": updated.id, "status": updated.status, "confidence": updated.confidence,
                 "observations": updated.observations, "expires_at": updated.expires_at}
     if not args.content:
@@ -88,5 +91,5 @@ def memory_revise(session: "Session", args: MemoryReviseInput) -> dict:
 @register("memory_forget", MemoryForgetInput)
 def memory_forget(session: "Session", args: MemoryForgetInput) -> dict:
     record = _writable_record(session, args.record_id)
-    ids = session.service.lifecycle.forget(record.id, actor=f"agent:{session.agent_id}", reason=args.reason)
+    ids = session.service.forget(record.id, actor=f"agent:{session.agent_id}", reason=args.reason)
     return {"ok": True, "forgotten": ids}

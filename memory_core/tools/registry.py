@@ -12,18 +12,29 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ValidationError
 
 from ..errors import InvalidInputError, MemoryCoreError, UnknownToolError
-
-if TYPE_CHECKING:
-    from ..service import Session
+from ..settings import Settings
 
 log = logging.getLogger(__name__)
 
-Handler = Callable[["Session", Any], dict]
+
+
+class ToolSession(Protocol):
+    """The session a call runs as (a :class:`memory_core.service.Session`). The registry and the
+    schemas are the tools' leaf contract: they import nothing above the foundation, so an adapter
+    can read them without the rest of the library."""
+
+    id: str
+    agent_id: str
+    user_id: str
+
+
+Handler = Callable[[ToolSession, Any], dict]
+Limits = Callable[[Settings], dict[str, dict[str, Any]]]
 
 
 @dataclass(frozen=True)
@@ -32,23 +43,41 @@ class Tool:
     description: str
     input_model: type[BaseModel]
     handler: Handler
+    limits: Limits | None = None  # per-field JSON-schema bounds read from the settings
 
-    def schema(self, write_targets: list[str] | None = None) -> dict[str, Any]:
-        """The tool definition in the shape model APIs expect (name, description, input_schema)."""
+    def schema(self, write_targets: list[str] | None = None, settings: Settings | None = None) -> dict[str, Any]:
+        """The tool definition in the shape model APIs expect (name, description, input_schema).
+
+        With ``settings``, bounds the handler enforces from the settings replace the model's
+        static ones, so a model is never told a value is allowed that the handler refuses.
+        """
         schema = self.input_model.model_json_schema()
         schema.pop("title", None)
         schema.pop("description", None)
-        if write_targets is not None and "target" in schema.get("properties", {}):
-            schema["properties"]["target"]["enum"] = list(write_targets)
+        properties = schema.get("properties", {})
+        if write_targets is not None and "target" in properties:
+            properties["target"]["enum"] = list(write_targets)
+        if settings is not None and self.limits is not None:
+            for field_name, bounds in self.limits(settings).items():
+                _bound(properties[field_name], bounds)
         return {"name": self.name, "description": self.description, "input_schema": schema}
+
+
+def _bound(prop: dict[str, Any], bounds: dict[str, Any]) -> None:
+    # An optional field is an anyOf of the typed schema and null: bound the typed branch.
+    for branch in prop.get("anyOf", [prop]):
+        if branch.get("type") != "null":
+            branch.update(bounds)
 
 
 TOOLS: dict[str, Tool] = {}
 
 
-def register(name: str, input_model: type[BaseModel], description: str | None = None) -> Callable[[Handler], Handler]:
+def register(name: str, input_model: type[BaseModel], description: str | None = None, *,
+             limits: Limits | None = None) -> Callable[[Handler], Handler]:
+    """Add a tool to :data:`TOOLS` (used as a decorator on its handler)."""
     def wrap(fn: Handler) -> Handler:
-        TOOLS[name] = Tool(name, (description or input_model.__doc__ or "").strip(), input_model, fn)
+        TOOLS[name] = Tool(name, (description or input_model.__doc__ or "").strip(), input_model, fn, limits)
         return fn
 
     return wrap
@@ -58,7 +87,7 @@ def error_result(exc: MemoryCoreError) -> dict[str, Any]:
     return {"ok": False, "error": exc.to_dict()}
 
 
-def call_tool(session: "Session", name: Any, arguments: Any) -> dict[str, Any]:
+def call_tool(session: ToolSession, name: Any, arguments: Any) -> dict[str, Any]:
     """Run one tool call and always return a JSON-able dict."""
     try:
         if not isinstance(name, str) or name not in TOOLS:
@@ -89,3 +118,13 @@ def call_tool(session: "Session", name: Any, arguments: Any) -> dict[str, Any]:
     except Exception as exc:  # a bug must not crash the host's agent loop; it is logged loudly
         log.exception("tool %s failed", name)
         return {"ok": False, "error": {"code": "internal_error", "message": f"internal error: {type(exc).__name__}"}}
+
+
+class RegisteredTools:
+    """The tool surface the service uses (:class:`memory_core.service.ToolSurface`) over :data:`TOOLS`."""
+
+    def schemas(self, settings: Settings, write_targets: list[str] | None) -> list[dict]:
+        return [tool.schema(write_targets, settings) for tool in TOOLS.values()]
+
+    def call(self, session: ToolSession, name: Any, arguments: Any) -> dict[str, Any]:
+        return call_tool(session, name, arguments)

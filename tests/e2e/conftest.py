@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from admin_ui.launch import APP, DEMO_ACCOUNTS, app_environment, streamlit_command
+from memory_core.app_launch import APP, DEMO_ACCOUNTS, app_environment, streamlit_command
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"

@@ -2,7 +2,6 @@
 demo promises (docs/demo.md), its logged searches behave as documented, the documented fixes
 turn the empty searches into hits, and two builds have the same content."""
 
-import importlib.util
 import json
 import re
 import sqlite3
@@ -46,17 +45,6 @@ def handles(built):
     return built[1]["handles"]
 
 
-# Builder steps that are skipped while the component they call is missing, and that component.
-GUARDED_STEPS = {"searches": "memory_core.retrieve", "in_session_search": "memory_core.retrieve",
-                 "extraction": "memory_core.extract.api", "maintenance": "memory_core.maintenance"}
-
-
-def needs(summary: dict, step: str) -> None:
-    """Skip a check whose builder step is still guarded (its component has not landed)."""
-    if step in summary["guarded"]:
-        pytest.skip(f"builder step '{step}' is guarded: {summary['steps'][step]}")
-
-
 def lineage(service, record_id):
     return service.lineage(record_id)
 
@@ -72,11 +60,6 @@ def test_build_reports_progress_and_a_clean_summary(built, seed):
     assert summary["warnings"] == []
     assert set(summary["handles"]) == set(seed.handles())
     assert summary["demo_now"].startswith(seed.world.demo_now.rstrip("Z"))
-
-
-def test_no_step_is_skipped_once_its_component_exists(built):
-    for step in built[1]["guarded"]:
-        assert importlib.util.find_spec(GUARDED_STEPS[step]) is None, f"'{step}' was skipped but {GUARDED_STEPS[step]} exists"
 
 
 def test_an_existing_store_is_not_overwritten_without_force(built):
@@ -143,7 +126,6 @@ def test_a_confirmed_inference_was_promoted(service, handles):
 
 
 def test_planned_events_are_flagged_review_due_after_their_date(service, handles, built):
-    needs(built[1], "maintenance")
     for handle in ("alice_lisbon_trip", "atlas_launch_date", "org_spring_holiday"):
         record = service.record(handles[handle])
         assert record.review_flagged_at is not None, handle
@@ -152,7 +134,6 @@ def test_planned_events_are_flagged_review_due_after_their_date(service, handles
 
 
 def test_an_unreinforced_inference_expired(service, handles, built):
-    needs(built[1], "maintenance")
     assert service.record(handles["carol_methods_guess"]).status == "expired"
 
 
@@ -194,7 +175,6 @@ def test_episodic_project_org_and_tool_records_exist(service, handles):
 
 
 def test_extraction_ran_for_every_session(service, built, seed):
-    needs(built[1], "extraction")
     runs = service.store.query("SELECT status FROM extraction_runs")
     assert len(runs) == len(seed.sessions)
     assert {r["status"] for r in runs} == {"succeeded"}
@@ -205,7 +185,6 @@ def test_extraction_ran_for_every_session(service, built, seed):
 
 def test_logged_searches_return_what_the_seed_promises(built, seed, handles):
     summary = built[1]
-    needs(summary, "searches")
     by_label = {s["label"]: s for s in summary["searches"]}
     for spec in seed.searches:
         logged = by_label[spec.label]
@@ -218,7 +197,6 @@ def test_logged_searches_return_what_the_seed_promises(built, seed, handles):
 
 
 def test_logged_searches_are_in_the_search_log(service, built):
-    needs(built[1], "searches")
     logged = read_demo_meta(service)["searches"]
     for entry in built[1]["searches"]:
         row = service.store.query_one("SELECT raw_query, empty_reason FROM search_log WHERE id = ?", (logged[entry["label"]],))
@@ -235,7 +213,6 @@ def copy_store(source: Path, target: Path) -> Path:
 
 def test_the_documented_fixes_make_empty_searches_succeed(built, seed, handles, tmp_path, service):
     summary = built[1]
-    needs(summary, "searches")
     fixed = [s for s in seed.searches if s.fix]
     assert {s.empty_because for s in fixed} >= {"below_floors", "no_readable_scope", "all_superseded"}
     copy = copy_store(built[0], tmp_path / "fixed.sqlite")

@@ -9,15 +9,10 @@ from __future__ import annotations
 
 from memory_core import FixedClock, MemoryService, load_settings
 from tests.fakes import HashingEmbedder
+from tests.helpers import write
 
 NOW = "2026-03-05T10:00:00Z"
 INJECTION = "<img src=x onerror=alert(1)> **bold** [link](javascript:x)"
-
-
-def write(session, **args) -> str:
-    result = session.call_tool("memory_write", args)
-    assert result["ok"], result
-    return result["record_id"]
 
 
 def build(path) -> dict[str, str]:

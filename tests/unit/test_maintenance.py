@@ -3,12 +3,15 @@ import threading
 from memory_core import MemoryService
 from memory_core.maintenance import expire_provisional, flag_due_reviews
 from tests.fakes import HashingEmbedder
+from tests.helpers import write
 
 
-def write(session, content, **args):
-    result = session.call_tool("memory_write", {"type": "semantic", "content": content, **args})
-    assert result["ok"], result
-    return result["record_id"]
+def flag(service, batch=None):
+    return flag_due_reviews(service.store, service.clock, batch or service.settings.extraction.maintenance_batch_size)
+
+
+def expire(service):
+    return expire_provisional(service.store, service.index, service.clock, service.settings.extraction.maintenance_batch_size)
 
 
 def row(service, record_id):
@@ -22,15 +25,15 @@ def events(service, kind):
 def test_a_due_record_is_flagged_once_with_a_reason_and_nothing_else_changes(service, alice, clock):
     record_id = write(alice, "The user is flying to Tokyo on 10 March.", review_at="2026-03-11T00:00:00Z")
     before = row(service, record_id)
-    assert flag_due_reviews(service) == []
+    assert flag(service) == []
     clock.set("2026-03-11T00:00:00Z")
-    assert flag_due_reviews(service) == [record_id]
+    assert flag(service) == [record_id]
     after = row(service, record_id)
     assert after["review_flagged_at"] == "2026-03-11T00:00:00.000000Z"
     assert "2026-03-11" in after["review_reason"] and "Nothing was changed" in after["review_reason"]
     for column in ("content", "status", "source_kind", "evidence", "confidence", "valid_until", "expires_at", "version"):
         assert after[column] == before[column]
-    assert flag_due_reviews(service) == []
+    assert flag(service) == []
     due = events(service, "record.review_due")
     assert [e["record_id"] for e in due] == [record_id] and due[0]["reason"] == after["review_reason"]
 
@@ -44,7 +47,7 @@ def test_concurrent_workers_flag_a_due_record_once(service, alice, clock):
 
     def work(svc):
         barrier.wait()
-        flagged.append(flag_due_reviews(svc, limit=2))
+        flagged.append(flag(svc, 2))
 
     threads = [threading.Thread(target=work, args=(svc,)) for svc in (service, other)]
     for t in threads:
@@ -63,18 +66,18 @@ def test_superseded_and_unscheduled_records_are_not_flagged(service, alice, cloc
     write(alice, "The user likes tea.")
     clock.set("2026-04-01T00:00:00Z")
     assert row(service, old)["status"] == "superseded"
-    assert flag_due_reviews(service) == []
+    assert flag(service) == []
 
 
 def test_a_cleared_flag_stays_cleared_until_a_new_review_date(service, alice, clock):
     record_id = write(alice, "The user starts the new job in March.", review_at="2026-03-06T00:00:00Z")
     clock.set("2026-03-07T00:00:00Z")
-    flag_due_reviews(service)
+    flag(service)
     service.lifecycle.clear_review_flag(record_id, actor="reviewer:ops", reason="started as planned",
                                         next_review_at="2026-06-01T00:00:00Z")
-    assert flag_due_reviews(service) == []
+    assert flag(service) == []
     clock.set("2026-06-02T00:00:00Z")
-    assert flag_due_reviews(service) == [record_id]
+    assert flag(service) == [record_id]
 
 
 def test_expiry_pass_expires_unreinforced_provisional_records_idempotently(service, alice, clock):
@@ -84,13 +87,13 @@ def test_expiry_pass_expires_unreinforced_provisional_records_idempotently(servi
     assert confirmed_turn == 0 and row(service, confirmed)["status"] == "confirmed"
     assert row(service, inferred)["expires_at"] == "2026-04-04T10:00:00.000000Z"
     clock.set("2026-04-04T09:59:59Z")
-    assert expire_provisional(service) == []
+    assert expire(service) == []
     clock.set("2026-04-04T10:00:00Z")
     version = service.store.records_version()
-    assert expire_provisional(service) == [inferred]
+    assert expire(service) == [inferred]
     assert service.store.records_version() > version  # the change feed tells every process's index
     assert row(service, inferred)["status"] == "expired" and row(service, confirmed)["status"] == "confirmed"
-    assert expire_provisional(service) == []
+    assert expire(service) == []
     assert [e["record_id"] for e in events(service, "record.expired")] == [inferred]
     mask = service.index.mask(["user:alice"], ("provisional", "confirmed"))
     assert int(mask.sum()) == 1
@@ -101,7 +104,7 @@ def test_a_reinforced_provisional_record_outlives_its_first_expiry(service, alic
     clock.advance(days=20)
     service.lifecycle.confirm(record_id, actor="agent:assistant", reason="mentioned jazz again", session_id=alice.id)
     clock.advance(days=15)  # 35 days after creation, 15 after the reinforcement
-    assert expire_provisional(service) == []
+    assert expire(service) == []
     assert row(service, record_id)["status"] == "provisional"
 
 

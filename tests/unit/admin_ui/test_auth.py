@@ -45,7 +45,7 @@ def test_duplicate_usernames_are_refused():
 
 
 def test_the_shipped_demo_accounts_cover_every_role():
-    from admin_ui.launch import DEMO_ACCOUNTS
+    from memory_core.app_launch import DEMO_ACCOUNTS
 
     accounts = load_accounts(DEMO_ACCOUNTS)
     assert {a.role for a in accounts.values()} == {"viewer", "reviewer", "operator", "admin", "user"}

@@ -1,9 +1,6 @@
 from admin_ui.pagination import page_bounds, paginate
 from admin_ui.queries import RecordFilter, list_records
-
-
-def write(session, content, **extra):
-    return session.call_tool("memory_write", {"type": "semantic", "content": content, **extra})["record_id"]
+from tests.helpers import write
 
 
 def test_pages_are_clamped():

@@ -55,7 +55,7 @@ def test_an_unreadable_user_gives_an_empty_logged_answer(tmp_path):
 
 
 def test_search_log_entry_exposes_generators_gate_inputs_and_every_mentioned_id(tmp_path):
-    from memory_core.eval.searchlog import SearchLogEntry
+    from memory_core.eval.search_log_reader import SearchLogEntry
 
     service, conv, ingest = _store(tmp_path)
     try:

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 import httpx2 as httpx  # the installed anthropic SDK (2.x) is built on httpx2, which mirrors httpx
 
 from memory_core.clock import format_ts, parse_ts
-from memory_core.extract.models import Candidate, ExtractionOutput, ReviewDecision, ReviewItem, SummaryProposal
+from memory_core.extract.candidates import Candidate, ExtractionOutput, ReviewDecision, ReviewItem, SummaryProposal
 from memory_core.llm.anthropic_client import StructuredLLM
 from memory_core.settings import AnthropicSettings
 

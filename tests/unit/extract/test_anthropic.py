@@ -22,18 +22,18 @@ ACCEPT = {"verdict": "accept", "reason": "stated plainly"}
 def install(service, api: FakeMessagesAPI, *, hosted_extractor: bool = True, hosted_reviewer: bool = True):
     llm = api.llm()
     runner = ExtractionRunner(
-        service,
+        service.extraction_deps(),
         extractor=AnthropicExtractor(llm, timeout_s=20, max_tokens=2000) if hosted_extractor else None,
         reviewer=AnthropicReviewer(llm, timeout_s=10) if hosted_reviewer else None,
     )
-    service._extensions["extraction"] = runner
+    service.extraction = runner
     return runner
 
 
 def test_extractor_request_carries_the_numbered_transcript(service, alice):
     api = FakeMessagesAPI([EXTRACTION])
     session_id, _ = ended_session(service, TURNS)
-    output, info = AnthropicExtractor(api.llm(), timeout_s=20, max_tokens=2000).extract(load_transcript(service, session_id))
+    output, info = AnthropicExtractor(api.llm(), timeout_s=20, max_tokens=2000).extract(load_transcript(service.store, session_id))
     request = api.requests[0]
     assert request["model"] == "claude-haiku-4-5" and request["max_tokens"] == 2000
     assert "verbatim" in request["system"] and '"candidates"' in request["system"]  # rules and JSON schema
@@ -47,7 +47,7 @@ def test_extractor_request_carries_the_numbered_transcript(service, alice):
 
 def test_invalid_output_and_timeouts_raise_external_service_errors(service, alice):
     session_id, _ = ended_session(service, TURNS)
-    transcript = load_transcript(service, session_id)
+    transcript = load_transcript(service.store, session_id)
     extractor = AnthropicExtractor(FakeMessagesAPI(["no json here", {"candidates": [{"type": "semantic"}]}, "timeout"]).llm(),
                                    timeout_s=1, max_tokens=500)
     kinds = []
@@ -124,7 +124,7 @@ def test_reviewer_revision_from_the_model_is_bounded_in_code(service, alice):
         "content": "The user prefers tea.", "source_kind": "system", "about": "Bob"}}
     api = FakeMessagesAPI([revise, ACCEPT])
     install(service, api, hosted_extractor=False)
-    service._extensions["extraction"].extractor = ScriptedExtractor([
+    service.extraction.extractor = ScriptedExtractor([
         {"type": "semantic", "content": "The user prefers green tea in the morning.", "evidence": "green tea in the morning",
          "source_kind": "agent_inference"}])
     _, run_id = ended_session(service, [("assistant", "So green tea in the morning, then.")])

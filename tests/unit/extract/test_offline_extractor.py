@@ -2,7 +2,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from memory_core.extract.models import Transcript, Turn
+from memory_core.extract.candidates import Transcript, Turn
 from memory_core.extract.offline import OfflineExtractor, enclosing_sentences, offline_summary
 
 T0 = datetime(2026, 3, 5, 10, 0, tzinfo=timezone.utc)

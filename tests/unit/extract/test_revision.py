@@ -1,4 +1,4 @@
-from memory_core.extract.models import Candidate, CandidateRevision, TemporalClaim
+from memory_core.extract.candidates import Candidate, CandidateRevision, TemporalClaim
 from memory_core.extract.revision import apply_revision
 
 BASE = dict(

@@ -7,8 +7,8 @@ from tests.unit.extract.helpers import ScriptedExtractor, ScriptedReviewer, ende
 
 def use(service, **components):
     """Install a runner with the given extractor/reviewer as the service's shared one."""
-    runner = ExtractionRunner(service, **components)
-    service._extensions["extraction"] = runner
+    runner = ExtractionRunner(service.extraction_deps(), **components)
+    service.extraction = runner
     return runner
 
 
@@ -215,7 +215,7 @@ def test_the_run_log_shows_every_stage_and_candidate(service, alice):
     assert fact["verdict"] == "accept" and fact["outcome"] == "created"
     assert fact["detail"]["validation"]["source_kind"] == "user_statement"
     assert "ms" in fact["detail"]["write"]
-    assert [e["kind"] for e in detail.events] == ["extraction.claimed", "extraction.succeeded"]
+    assert [e["kind"] for e in detail.events] == ["extraction.enqueued", "extraction.claimed", "extraction.succeeded"]
     frame = detail.to_dataframe()
     assert list(frame["outcome"]) == ["created", "created"]
     assert "<table>" in detail._repr_html_()

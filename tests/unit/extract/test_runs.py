@@ -1,3 +1,4 @@
+import json
 import threading
 
 import pytest
@@ -74,7 +75,7 @@ def test_two_workers_racing_for_one_run_produce_one_result(service, alice, clock
 
 def test_a_crashed_run_is_claimed_again_after_its_lease_expires(service, alice, clock):
     _, run_id = ended_session(service, [("user", "I prefer tea.")])
-    runner = ExtractionRunner(service)
+    runner = ExtractionRunner(service.extraction_deps())
     crashed = runner.claim("crashed-worker")  # claimed, then the process dies
     assert crashed.run_id == run_id and crashed.attempt == 1
     assert runner.claim("other") is None  # the lease still holds
@@ -86,7 +87,7 @@ def test_a_crashed_run_is_claimed_again_after_its_lease_expires(service, alice, 
 
 def test_a_worker_that_lost_its_lease_cannot_finish_the_run(service, alice, clock):
     _, run_id = ended_session(service, [("user", "I prefer tea.")])
-    runner = ExtractionRunner(service)
+    runner = ExtractionRunner(service.extraction_deps())
     slow = runner.claim("slow")
     clock.advance(seconds=service.settings.extraction.claim_timeout_s + 1)
     assert runner.run_next("fast").status == "succeeded"
@@ -100,7 +101,7 @@ def test_a_worker_that_lost_its_lease_cannot_finish_the_run(service, alice, cloc
 
 def test_run_now_refuses_a_run_another_worker_holds(service, alice):
     _, run_id = ended_session(service, [("user", "I prefer tea.")])
-    ExtractionRunner(service).claim("busy")
+    ExtractionRunner(service.extraction_deps()).claim("busy")
     with pytest.raises(ConflictError):
         service.run_extraction(run_id)
 
@@ -111,8 +112,8 @@ def test_spent_attempts_fail_the_run_and_a_manual_retry_grants_one_more(tmp_path
     settings = load_settings(extraction={"max_attempts": 1})
     service = MemoryService.open(tmp_path / "m.sqlite", settings, clock=clock, embedder=HashingEmbedder())
     service.grant("assistant", "user:alice", read=True, write=True, actor="test")
-    runner = ExtractionRunner(service, extractor=FailingExtractor())
-    service._extensions["extraction"] = runner
+    runner = ExtractionRunner(service.extraction_deps(), extractor=FailingExtractor())
+    service.extraction = runner
     _, run_id = ended_session(service, [("user", "I prefer tea.")])
     detail = service.run_extraction(run_id)
     assert detail.status == "failed" and "extractor failed (api_error)" in detail.run["error"]
@@ -121,7 +122,7 @@ def test_spent_attempts_fail_the_run_and_a_manual_retry_grants_one_more(tmp_path
     detail = service.retry_extraction(run_id, actor="admin", run_now=True)
     assert detail.status == "succeeded" and detail.run["attempts"] == 2 and detail.run["attempt_limit"] == 2
     kinds = [e["kind"] for e in detail.events]
-    assert kinds == ["extraction.claimed", "extraction.failed", "extraction.retry_requested", "extraction.claimed", "extraction.succeeded"]
+    assert kinds == ["extraction.enqueued", "extraction.claimed", "extraction.failed", "extraction.retry_requested", "extraction.claimed", "extraction.succeeded"]
     with pytest.raises(ConflictError):
         service.retry_extraction(run_id, actor="admin")
     service.close()
@@ -134,8 +135,39 @@ def test_a_running_run_whose_worker_died_on_its_last_attempt_ends_failed(tmp_pat
                                  embedder=HashingEmbedder())
     service.grant("assistant", "user:alice", read=True, write=True, actor="test")
     _, run_id = ended_session(service, [("user", "I prefer tea.")])
-    ExtractionRunner(service).claim("doomed")
+    ExtractionRunner(service.extraction_deps()).claim("doomed")
     clock.advance(seconds=service.settings.extraction.claim_timeout_s + 1)
     assert service.run_extraction() is None
     assert service.extraction_run(run_id).status == "failed"
     service.close()
+
+
+def test_ending_a_session_enqueues_through_the_one_enqueue_with_its_event(service, alice):
+    run_id = alice.end()
+    row = service.store.query_one("SELECT session_id, status, trigger FROM extraction_runs WHERE id = ?", (run_id,))
+    assert dict(row) == {"session_id": alice.id, "status": "queued", "trigger": "session_end"}
+    events = service.store.query("SELECT kind, actor, payload FROM events WHERE kind IN ('session.ended', 'extraction.enqueued') ORDER BY seq")
+    assert [(e["kind"], e["actor"]) for e in events] == [("session.ended", "agent:assistant"), ("extraction.enqueued", "agent:assistant")]
+    assert json.loads(events[1]["payload"]) == {"run_id": run_id, "session_id": alice.id, "trigger": "session_end"}
+
+
+def test_an_uploaded_transcript_is_queued_once_with_the_uploaders_name(service):
+    service.grant("assistant", "user:alice", read=True, write=True, actor="test")
+    detail = service.extract_transcript(agent_id="assistant", user_id="alice", actor="admin:ops",
+                                        turns=[{"role": "user", "content": "I prefer tea."}], run_now=False)
+    assert detail.run["trigger"] == "upload" and detail.status == "queued"
+    events = service.store.query("SELECT actor, payload FROM events WHERE kind = 'extraction.enqueued'")
+    assert [(e["actor"], json.loads(e["payload"])["trigger"]) for e in events] == [("admin:ops", "upload")]
+    assert service.store.scalar("SELECT COUNT(*) FROM extraction_runs") == 1
+
+
+def test_an_upload_is_queued_even_when_sessions_do_not_queue_extraction(tmp_path, clock):
+    from memory_core.settings import default_settings
+
+    settings = default_settings(extraction={"extract_on_session_end": False})
+    with MemoryService.open(tmp_path / "m.sqlite", settings, clock=clock, embedder=HashingEmbedder()) as service:
+        service.grant("assistant", "user:alice", read=True, write=True, actor="test")
+        assert service.start_session(agent_id="assistant", user_id="alice").end() is None
+        detail = service.extract_transcript(agent_id="assistant", user_id="alice", turns=[{"role": "user", "content": "Hi."}],
+                                            run_now=False)
+        assert detail.run["trigger"] == "upload" and service.store.scalar("SELECT COUNT(*) FROM extraction_runs") == 1

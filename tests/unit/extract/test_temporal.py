@@ -1,6 +1,6 @@
 from datetime import datetime, timezone
 
-from memory_core.extract.models import TemporalClaim
+from memory_core.extract.candidates import TemporalClaim
 from memory_core.extract.temporal import annotate, check_claim, resolve
 
 THURSDAY = datetime(2026, 3, 5, 10, 0, tzinfo=timezone.utc)  # 2026-03-05 is a Thursday

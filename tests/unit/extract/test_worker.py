@@ -13,7 +13,7 @@ def test_worker_once_runs_maintenance_and_every_due_run(service, alice, clock):
     second = ended_session(service, [("user", "I live in Oslo.")])[1]
     clock.advance(days=31)
     out = io.StringIO()
-    assert run_worker(service, once=True, worker_id="w1", out=out) == 0
+    assert run_worker(service.extraction, once=True, worker_id="w1", out=out) == 0
     assert {r["id"]: r["status"] for r in service.extraction_runs()} == {first: "succeeded", second: "succeeded"}
     assert len(records(service, status="expired")) == 1
     log = out.getvalue()
@@ -27,15 +27,15 @@ def test_worker_once_exits_1_when_an_attempt_failed(service, alice):
         def extract(self, transcript):
             raise ExternalServiceError("down", kind="api_error")
 
-    service._extensions["extraction"] = ExtractionRunner(service, extractor=Down())
+    service.extraction = ExtractionRunner(service.extraction_deps(), extractor=Down())
     ended_session(service, [("user", "I prefer tea.")])
-    assert run_worker(service, once=True, worker_id="w1", out=None) == 1
+    assert run_worker(service.extraction, once=True, worker_id="w1", out=None) == 1
 
 
 def test_worker_loop_stops_when_asked(service, alice):
     stop = threading.Event()
     stop.set()
-    assert run_worker(service, worker_id="w1", stop=stop, out=None) == 0
+    assert run_worker(service.extraction, worker_id="w1", stop=stop, out=None) == 0
 
 
 def test_handle_event_session_ended_enqueues_a_run_the_worker_processes(service):
@@ -43,6 +43,6 @@ def test_handle_event_session_ended_enqueues_a_run_the_worker_processes(service)
     started = service.handle_event({"type": "session_started", "agent_id": "assistant", "user_id": "dana"})
     service.handle_event({"type": "turn_completed", "session_id": started["session_id"], "role": "user", "content": "I work at Initech."})
     ended = service.handle_event({"type": "session_ended", "session_id": started["session_id"]})
-    assert run_worker(service, once=True, worker_id="w1", out=None) == 0
+    assert run_worker(service.extraction, once=True, worker_id="w1", out=None) == 0
     assert service.extraction_run(ended["extraction_run_id"]).status == "succeeded"
     assert [r["content"] for r in records(service, source_kind="user_statement")] == ["The user works at Initech."]

@@ -2,8 +2,8 @@
 
 import pandas as pd
 
-from memory_core.notebook.extraction import CANDIDATE_COLUMNS
-from memory_core.notebook.records import ERASED
+from memory_core.notebook.run_display import CANDIDATE_COLUMNS
+from memory_core.notebook.record_display import ERASED
 
 from .conftest import SCRIPT, XSS, assert_safe
 

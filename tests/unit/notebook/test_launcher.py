@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from admin_ui.launch import APP
+from memory_core.app_launch import APP
 from memory_core import MemoryService
 from memory_core.notebook import AdminApp, AppLaunchError, launch_app
 from tests.fakes import HashingEmbedder

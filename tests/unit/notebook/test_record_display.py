@@ -4,7 +4,7 @@ import pytest
 
 from memory_core.errors import NotFoundError
 from memory_core.notebook import RecordView
-from memory_core.notebook.records import ERASED, VERSION_COLUMNS
+from memory_core.notebook.record_display import ERASED, VERSION_COLUMNS
 
 from .conftest import XSS, assert_safe
 

@@ -5,7 +5,7 @@ import warnings
 import pytest
 
 from memory_core.notebook import safe_html
-from memory_core.notebook.search import response_html
+from memory_core.notebook.search_display import response_html
 
 
 class Exploding:

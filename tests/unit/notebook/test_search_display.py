@@ -3,7 +3,7 @@ to pandas; an empty response leads with the gate's reason."""
 
 import html
 
-from memory_core.notebook.search import RESULT_COLUMNS
+from memory_core.notebook.search_display import RESULT_COLUMNS
 
 from .conftest import XSS, assert_safe
 

@@ -2,7 +2,8 @@
 
 import pytest
 
-from memory_core import MemoryService, load_settings
+from memory_core import MemoryService
+from memory_core.settings import default_settings
 from tests.fakes import HashingEmbedder
 
 
@@ -12,7 +13,7 @@ def make_service(tmp_path, clock):
     opened = []
 
     def make(name: str = "memory.sqlite", llm=None, **retrieval):
-        settings = load_settings(retrieval=retrieval) if retrieval else load_settings()
+        settings = default_settings(retrieval=retrieval) if retrieval else default_settings()
         svc = MemoryService.open(tmp_path / name, settings, clock=clock, embedder=HashingEmbedder(), llm=llm)
         opened.append(svc)
         return svc

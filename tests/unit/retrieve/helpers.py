@@ -1,14 +1,7 @@
 """Small helpers shared by the retrieval tests."""
 
 from memory_core.store.records import fetch_record, update_record
-
-
-def write(session, content, **args):
-    """memory_write through the tool surface; returns the new (or reinforced) record id."""
-    args.setdefault("type", "semantic")
-    result = session.call_tool("memory_write", {"content": content, **args})
-    assert result["ok"], result
-    return result["record_id"]
+from tests.helpers import write  # noqa: F401  (re-exported for the retrieve tests)
 
 
 def set_status(service, record_id, status):

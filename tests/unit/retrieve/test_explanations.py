@@ -6,7 +6,7 @@ from dataclasses import fields
 import pytest
 
 from memory_core.retrieve import ResultExplanation
-from memory_core.retrieve.model import Candidate
+from memory_core.retrieve.search_types import Candidate
 from memory_core.retrieve.pipeline import Pipeline, SearchContext
 from memory_core.retrieve.retriever import build_pipeline
 

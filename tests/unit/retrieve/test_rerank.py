@@ -5,7 +5,6 @@ import threading
 
 import pytest
 
-from memory_core.retrieve import retriever_for
 from memory_core.retrieve.rerank import FlagRerankerScorer
 
 from .helpers import search, write
@@ -58,7 +57,7 @@ def _setup(make_service, **settings):
 def test_after_floors_reorders_the_survivors_and_explains_moves(make_service):
     service, alice, ids = _setup(make_service, reranker_enabled=True, cosine_floor=0.2)
     scorer = KeywordScorer("water")
-    retriever_for(service).set_reranker(scorer)
+    service.retriever.set_reranker(scorer)
     fused = search(service, alice, "what does the user drink every day", rerank=False)
     response = search(service, alice, "what does the user drink every day")
     assert response.record_ids[0] == ids["water"]
@@ -73,7 +72,7 @@ def test_after_floors_reorders_the_survivors_and_explains_moves(make_service):
 def test_replace_floors_lets_the_reranker_decide(make_service):
     service, alice, ids = _setup(make_service, reranker_enabled=True, reranker_mode="replace_floors",
                                  reranker_min_score=0.5, cosine_floor=0.99, lexical_floor=1.0, entity_support_cosine=1.0, entity_support_lexical=1.0)
-    retriever_for(service).set_reranker(KeywordScorer("coffee"))
+    service.retriever.set_reranker(KeywordScorer("coffee"))
     response = search(service, alice, "what does the user drink every day")
     assert response.record_ids == [ids["coffee"]]  # the floors alone would have returned nothing
     assert response.results[0].explanation.gate == "passed: reranker score 0.900 >= min 0.5"
@@ -84,7 +83,7 @@ def test_replace_floors_lets_the_reranker_decide(make_service):
 
 def test_replace_floors_with_nothing_above_the_minimum_is_empty_with_the_reason(make_service):
     service, alice, _ = _setup(make_service, reranker_enabled=True, reranker_mode="replace_floors", reranker_min_score=0.95)
-    retriever_for(service).set_reranker(KeywordScorer("coffee"))
+    service.retriever.set_reranker(KeywordScorer("coffee"))
     response = search(service, alice, "what does the user drink every day")
     assert response.empty and response.empty_reason == "reranker: best score 0.900 < min 0.95"
 
@@ -92,7 +91,7 @@ def test_replace_floors_with_nothing_above_the_minimum_is_empty_with_the_reason(
 def test_a_timeout_keeps_the_fused_order_and_is_logged(make_service):
     service, alice, _ = _setup(make_service, reranker_enabled=True, reranker_timeout_s=0.05, cosine_floor=0.2)
     scorer = BlockingScorer()
-    retriever_for(service).set_reranker(scorer)
+    service.retriever.set_reranker(scorer)
     try:
         fused = search(service, alice, "what does the user drink every day", rerank=False)
         response = search(service, alice, "what does the user drink every day")
@@ -109,7 +108,7 @@ def test_a_timeout_in_replace_mode_applies_the_deferred_floors(make_service):
     service, alice, ids = _setup(make_service, reranker_enabled=True, reranker_mode="replace_floors",
                                  reranker_timeout_s=0.05, cosine_floor=0.99, lexical_floor=1.0, entity_support_cosine=1.0, entity_support_lexical=1.0)
     scorer = BlockingScorer()
-    retriever_for(service).set_reranker(scorer)
+    service.retriever.set_reranker(scorer)
     try:
         response = search(service, alice, "what does the user drink every day")
     finally:
@@ -124,7 +123,7 @@ def test_errors_and_a_missing_model_fall_back(make_service):
     unavailable = search(service, alice, "what does the user drink every day")
     assert unavailable.explanation.rerank["status"] == "unavailable"
     assert "reranker_model_path is not set" in unavailable.explanation.rerank["detail"]
-    retriever_for(service).set_reranker(BrokenScorer())
+    service.retriever.set_reranker(BrokenScorer())
     failed = search(service, alice, "what does the user drink every day")
     assert failed.explanation.rerank["status"] == "failed" and "model exploded" in failed.explanation.rerank["detail"]
     assert failed.record_ids == unavailable.record_ids

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from memory_core.errors import NotFoundError
-from memory_core.retrieve import list_searches, load_search, replay_search
+from memory_core.retrieve import list_searches, load_search
 from memory_core.store.db import loads
 
 from .helpers import search, write
@@ -43,7 +43,7 @@ def test_a_logged_search_rebuilds_the_same_response(service, alice, query):
     write(alice, "The user's locker code is 4471-ZEBRA.", attribute="locker_code")
     write(alice, "The user keeps a spare locker key at home.", attribute="locker_key")
     response = search(service, alice, query)
-    rebuilt = load_search(service, response.search_id)
+    rebuilt = load_search(service.store, response.search_id)
     assert rebuilt.from_log
     assert rebuilt.to_dict(include_records=False) == response.to_dict(include_records=False)
     assert [r.content for r in rebuilt.results] == [r.content for r in response.results]
@@ -56,7 +56,7 @@ def test_a_truncated_result_is_rebuilt_truncated(make_service):
     alice = service.start_session(agent_id="assistant", user_id="alice")
     write(alice, "Trip itinerary: " + " ".join(f"stop{i} museum" for i in range(100)), type="episodic")
     response = search(service, alice, "trip itinerary museum")
-    rebuilt = load_search(service, response.search_id)
+    rebuilt = load_search(service.store, response.search_id)
     assert rebuilt.results[0].content == response.results[0].content and response.results[0].explanation.truncated
 
 
@@ -64,7 +64,7 @@ def test_forgetting_a_record_leaves_no_text_and_the_rebuilt_result_shows_it_dele
     record_id = write(alice, "The user's locker code is 4471-ZEBRA.", attribute="locker_code")
     response = search(service, alice, "locker code")
     alice.call_tool("memory_forget", {"record_id": record_id, "reason": "user asked"})
-    rebuilt = load_search(service, response.search_id)
+    rebuilt = load_search(service.store, response.search_id)
     assert rebuilt.results[0].record.status == "deleted" and rebuilt.results[0].content is None
     assert rebuilt.results[0].explanation.record_id == record_id
     dump = service.store.query("SELECT * FROM search_log")
@@ -75,20 +75,20 @@ def test_replay_runs_the_logged_request_again_and_is_logged_as_a_replay(service,
     first = write(alice, "The user lives in Porto.", attribute="home_city")
     original = search(service, alice, "where does the user live Porto", limit=3)
     assert original.record_ids == [first]
-    again = replay_search(service, original.search_id)
+    again = service.retriever.replay(original.search_id)
     assert again.search_id != original.search_id and again.request.replay_of == original.search_id
     assert again.record_ids == original.record_ids and again.request.limit == 3
     write(alice, "The user lives in Lisbon now.", attribute="home_city")
     changed = service.replay_search(original.search_id)
     assert first not in changed.record_ids
-    logged = list_searches(service, agent_id="assistant")
+    logged = list_searches(service.store, agent_id="assistant")
     assert [s["id"] for s in logged[:3]] == [changed.search_id, again.search_id, original.search_id]
     assert service.load_search(again.search_id).request.replay_of == original.search_id
 
 
 def test_an_unknown_search_id_is_not_found(service):
     with pytest.raises(NotFoundError):
-        load_search(service, "srch_missing")
+        load_search(service.store, "srch_missing")
 
 
 class _FailingEmbedder:
@@ -99,14 +99,12 @@ class _FailingEmbedder:
 
 
 def test_a_search_that_raises_still_leaves_its_row(service, alice):
-    from memory_core.retrieve import retriever_for
-
-    retriever = retriever_for(service)
+    retriever = service.retriever
     retriever.embedder = _FailingEmbedder()
     with pytest.raises(RuntimeError):
         search(service, alice, "anything at all")
     row = service.store.query_one("SELECT * FROM search_log ORDER BY seq DESC LIMIT 1")
     assert row["empty_reason"] == "search failed: RuntimeError: model crashed"
     assert [s["name"] for s in loads(row["trace"])["stages"]][-1] == "query_embedding"
-    rebuilt = load_search(service, row["id"])
+    rebuilt = load_search(service.store, row["id"])
     assert rebuilt.empty and rebuilt.explanation is None and rebuilt.to_dict()["empty_reason"].startswith("search failed")

@@ -1,7 +1,4 @@
-def write(session, **args):
-    result = session.call_tool("memory_write", args)
-    assert result["ok"], result
-    return result
+from tests.helpers import write_result as write
 
 
 def test_revise_update_creates_a_new_version_and_keeps_lineage(alice, service):

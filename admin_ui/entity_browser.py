@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memory_core.policy.rules import normalise_alias
+from memory_core.store.paging import Where, like_pattern
 
-from .pagination import Page, page_bounds
-from .queries import _like
+from .pagination import Page, query_page
 
 # Edit-distance comparisons are pairwise; beyond this many entities in one scope only the
 # exact keys (shared alias, normalised name) are used.
@@ -35,46 +35,30 @@ class EntityFilter:
 
 def list_entities(service, flt: EntityFilter, page: int = 1, page_size: int = 50) -> Page:
     """One page of entities with alias and linked-record counts."""
-    clauses, params = [], []
+    where = Where()
     if flt.scope:
         kind, _, ident = flt.scope.partition(":")
-        clauses.append("e.scope_kind = ? AND e.scope_id = ?")
-        params += [kind, ident]
+        where.add("e.scope_kind = ? AND e.scope_id = ?", kind, ident)
     if flt.kind:
-        clauses.append("e.kind = ?")
-        params.append(flt.kind)
+        where.add("e.kind = ?", flt.kind)
     if not flt.include_merged:
-        clauses.append("e.status != 'merged'")
+        where.add("e.status != 'merged'")
     if flt.text and flt.text.strip():
-        clauses.append("(e.canonical_name LIKE ? ESCAPE '\\' OR e.id = ? OR e.id IN "
-                       "(SELECT entity_id FROM entity_aliases WHERE alias LIKE ? ESCAPE '\\'))")
         text = flt.text.strip()
-        params += [_like(text), text, _like(text)]
-    where = " AND ".join(clauses) or "1=1"
-    total = service.store.scalar(f"SELECT COUNT(*) FROM entities e WHERE {where}", params) or 0
-    page, offset = page_bounds(page, page_size, total)
-    rows = service.store.query(
-        f"SELECT e.id, e.kind, e.canonical_name AS name, e.scope_kind || ':' || e.scope_id AS scope, e.status, "
-        f"e.merged_into, e.created_at, "
-        f"(SELECT group_concat(alias, ' | ') FROM entity_aliases a WHERE a.entity_id = e.id) AS aliases, "
-        f"(SELECT COUNT(*) FROM record_entities re WHERE re.entity_id = e.id) AS records "
-        f"FROM entities e WHERE {where} ORDER BY e.canonical_name, e.id LIMIT ? OFFSET ?",
-        [*params, page_size, offset],
-    )
-    return Page([dict(r) for r in rows], total, page, page_size)
+        where.add("(e.canonical_name LIKE ? ESCAPE '\\' OR e.id = ? OR e.id IN "
+                  "(SELECT entity_id FROM entity_aliases WHERE alias LIKE ? ESCAPE '\\'))", like_pattern(text), text, like_pattern(text))
+    columns = ("e.id, e.kind, e.canonical_name AS name, e.scope_kind || ':' || e.scope_id AS scope, e.status, "
+               "e.merged_into, e.created_at, "
+               "(SELECT group_concat(alias, ' | ') FROM entity_aliases a WHERE a.entity_id = e.id) AS aliases, "
+               "(SELECT COUNT(*) FROM record_entities re WHERE re.entity_id = e.id) AS records")
+    return query_page(service.store, columns, "entities e", where, "e.canonical_name, e.id", page, page_size)
 
 
 def linked_records(service, entity_id: str, page: int = 1, page_size: int = 50) -> Page:
     """Records linked to an entity, newest first, with the link role."""
-    total = service.store.scalar("SELECT COUNT(*) FROM record_entities WHERE entity_id = ?", (entity_id,)) or 0
-    page, offset = page_bounds(page, page_size, total)
-    rows = service.store.query(
-        "SELECT r.id, re.role, r.type, r.status, r.content, r.scope_kind || ':' || r.scope_id AS scope, r.created_at "
-        "FROM record_entities re JOIN records r ON r.id = re.record_id WHERE re.entity_id = ? "
-        "ORDER BY r.created_at DESC, r.seq DESC LIMIT ? OFFSET ?",
-        (entity_id, page_size, offset),
-    )
-    return Page([dict(r) for r in rows], total, page, page_size)
+    columns = "r.id, re.role, r.type, r.status, r.content, r.scope_kind || ':' || r.scope_id AS scope, r.created_at"
+    return query_page(service.store, columns, "record_entities re JOIN records r ON r.id = re.record_id",
+                      Where().add("re.entity_id = ?", entity_id), "r.created_at DESC, r.seq DESC", page, page_size)
 
 
 def same_alias_elsewhere(service, entity_id: str) -> list[dict]:

@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from admin_ui import launch
+from memory_core import app_launch as launch
 
 
 def test_the_server_command_is_headless_and_quiet():

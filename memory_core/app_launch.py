@@ -1,5 +1,9 @@
 """``agent-memory serve``: make sure the store exists, then exec ``streamlit run app.py``.
 
+The command line and environment are built here, without importing streamlit or ``admin_ui``:
+the CLI and the notebook launcher start the app as a separate process, so the library never
+depends on the app it serves.
+
 With ``demo=True`` a missing store is built from ``seed_data/`` first (progress printed), the
 demo accounts file is used unless another is configured, and demo mode is switched on; the app
 signs in a demo operator automatically only because the server is bound to localhost.
@@ -15,6 +19,10 @@ ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "app.py"
 DEMO_ACCOUNTS = ROOT / "seed_data" / "demo_accounts.toml"
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+# The environment the app reads in admin_ui/runtime.py (documented there).
+STORE_ENV = "MEMORY_STORE"
+CLOCK_ENV = "MEMORY_UI_CLOCK"
+EMBEDDER_ENV = "MEMORY_UI_EMBEDDER"
 
 
 def streamlit_command(port: int, host: str) -> list[str]:
@@ -32,7 +40,7 @@ def streamlit_command(port: int, host: str) -> list[str]:
 def app_environment(store: Path, demo: bool, base: dict[str, str] | None = None) -> dict[str, str]:
     """The environment the app runs with: the store, offline model loading, demo settings."""
     env = dict(os.environ if base is None else base)
-    env["MEMORY_STORE"] = str(store)
+    env[STORE_ENV] = str(store)
     for key in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
         env.setdefault(key, "1")
     env.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -51,7 +59,7 @@ def ensure_store(store: Path, demo: bool, out=print) -> None:
     if not demo:
         out(f"no store at {store}: the app will create an empty one")
         return
-    from memory_core.demo import build_demo_store
+    from .demo import build_demo_store
 
     out(f"building the demo store at {store} from seed_data/ (first run only)…")
     build_demo_store(store, progress=lambda message: out(f"  {message}"))

@@ -78,12 +78,6 @@ def dropped_rows(trace) -> list[dict[str, Any]]:
     return [{"stage": s.name, "record_id": d.get("id"), "reason": d.get("reason")} for s in trace.stages for d in s.dropped]
 
 
-def stage_summary_rows(trace) -> list[dict[str, Any]]:
-    """One row per stage: order, name, ran/skipped, milliseconds, drops, first note."""
-    return [{"#": i, "stage": s.name, "status": s.status, "ms": round(s.ms, 3), "dropped": len(s.dropped),
-             "note": s.notes[0] if s.notes else ""} for i, s in enumerate(trace.stages, 1)]
-
-
 # -- HTML -------------------------------------------------------------------------------------
 
 
@@ -116,7 +110,7 @@ def response_html(response) -> str:
                            m.table([{"scope": k, "why readable": v} for k, v in sorted((ex.scopes or {}).items())],
                                    empty="No readable scopes.")))
     parts.append(m.details(f"stages ({len(response.trace.stages)}, {response.trace.total_ms:.1f} ms)",
-                           m.table(stage_summary_rows(response.trace), long=["note"], empty="No stage trace.")))
+                           m.table(response.trace.stage_rows(), long=["note"], empty="No stage trace.")))
     parts.append(m.para("response.trace.stages[i] shows one stage; response.to_dataframe() gives the results as a table.", "muted"))
     return m.page(*parts)
 
@@ -141,7 +135,7 @@ def explanation_html(explanation) -> str:
 def trace_html(trace) -> str:
     """Every stage of a search in order, with timings, drops and the first note."""
     return m.page(m.heading(f"trace of {trace.search_id} · {len(trace.stages)} stages · {trace.total_ms:.1f} ms"),
-                  m.table(stage_summary_rows(trace), long=["note"], empty="No stage trace."),
+                  m.table(trace.stage_rows(), long=["note"], empty="No stage trace."),
                   m.details("dropped along the way", m.table(dropped_rows(trace), ["stage", "record_id", "reason"],
                                                              long=["reason"], empty="No stage dropped a candidate.")))
 
@@ -203,7 +197,7 @@ def trace_frame(trace):
     """One row per stage: order, name, status, milliseconds, drops, notes."""
     import pandas as pd
 
-    rows = [{**row, "note": "; ".join(s.notes)} for row, s in zip(stage_summary_rows(trace), trace.stages)]
+    rows = [{**row, "note": "; ".join(s.notes)} for row, s in zip(trace.stage_rows(), trace.stages)]
     return pd.DataFrame(rows, columns=["#", "stage", "status", "ms", "dropped", "note"])
 
 

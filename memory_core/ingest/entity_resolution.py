@@ -78,17 +78,23 @@ def resolve_entity(
     return EntityMatch(entity_id, True, [], f"no entity with alias '{name}' in readable scopes; created a provisional one in {writer_scope.key}")
 
 
-def principal_entity(conn: sqlite3.Connection, *, user_id: str, now: str, actor: str) -> EntityMatch:
-    """The person entity of ``user_id`` in ``user:<user_id>``, created on first use."""
-    scope = Scope("user", user_id)
+def find_principal_entity(conn: sqlite3.Connection, user_id: str) -> str | None:
+    """The id of ``user_id``'s own person entity in ``user:<user_id>``, if it exists (the one query for it)."""
     row = conn.execute(
         "SELECT e.id FROM entities e JOIN entity_aliases a ON a.entity_id = e.id "
         "WHERE e.kind = 'person' AND e.scope_kind = 'user' AND e.scope_id = ? AND a.alias_norm = ? "
         "AND e.status != 'merged' ORDER BY e.created_at LIMIT 1",
         (user_id, normalise_alias(user_id)),
     ).fetchone()
-    if row:
-        return EntityMatch(row["id"], False, [], f"principal person entity of user {user_id}")
+    return row["id"] if row else None
+
+
+def principal_entity(conn: sqlite3.Connection, *, user_id: str, now: str, actor: str) -> EntityMatch:
+    """The person entity of ``user_id`` in ``user:<user_id>``, created on first use."""
+    scope = Scope("user", user_id)
+    found = find_principal_entity(conn, user_id)
+    if found:
+        return EntityMatch(found, False, [], f"principal person entity of user {user_id}")
     entity_id = create_entity(conn, name=user_id, kind="person", scope=scope, now=now, actor=actor, status="confirmed")
     return EntityMatch(entity_id, True, [], f"created the principal person entity of user {user_id}")
 

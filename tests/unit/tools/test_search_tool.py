@@ -4,7 +4,7 @@ import json
 
 from memory_core.tools import TOOLS
 
-from .helpers import write
+from tests.helpers import write
 
 
 def test_memory_search_is_registered_with_its_schema(alice):
@@ -49,3 +49,31 @@ def test_bad_arguments_come_back_as_structured_errors(alice):
         assert any(p["field"].startswith(field) for p in result["error"]["details"]["problems"]), result
     too_many = alice.call_tool("memory_search", {"query": "x", "limit": 400})
     assert too_many["error"] == {"code": "invalid_input", "message": "limit must be an integer from 1 to 50", "details": {"field": "limit"}}
+
+
+def _search_schema(schemas):
+    return next(s for s in schemas if s["name"] == "memory_search")["input_schema"]["properties"]
+
+
+def _bound(prop, key):
+    return next(branch[key] for branch in prop.get("anyOf", [prop]) if key in branch)
+
+
+def test_the_advertised_limit_is_exactly_what_the_handler_accepts(tmp_path, clock):
+    from memory_core import MemoryService
+    from memory_core.settings import default_settings
+    from tests.fakes import HashingEmbedder
+
+    for max_limit in (3, 50):
+        settings = default_settings(retrieval={"max_limit": max_limit, "max_query_chars": 120})
+        with MemoryService.open(tmp_path / f"m{max_limit}.sqlite", settings, clock=clock, embedder=HashingEmbedder()) as service:
+            service.grant("assistant", "user:alice", read=True, write=True, actor="test")
+            session = service.start_session(agent_id="assistant", user_id="alice")
+            for schemas in (service.tool_schemas(), session.tool_schemas()):
+                props = _search_schema(schemas)
+                assert _bound(props["limit"], "maximum") == max_limit
+                assert _bound(props["query"], "maxLength") == 120
+            assert session.call_tool("memory_search", {"query": "tea", "limit": max_limit})["ok"]
+            refused = session.call_tool("memory_search", {"query": "tea", "limit": max_limit + 1})
+            assert refused["error"]["code"] == "invalid_input" and refused["error"]["details"] == {"field": "limit"}
+            assert not session.call_tool("memory_search", {"query": "t" * 121})["ok"]

@@ -1,10 +1,5 @@
 from memory_core.store.records import fetch_record
-
-
-def write(session, **args):
-    result = session.call_tool("memory_write", args)
-    assert result["ok"], result
-    return result
+from tests.helpers import write_result as write
 
 
 def test_user_statement_with_verbatim_entailing_quote_is_confirmed(alice):

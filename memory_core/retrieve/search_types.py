@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from .. import display
 from ..store.records import Record
 
 
@@ -131,15 +132,11 @@ class StageTrace:
         return cls(**data)
 
     def _repr_html_(self) -> str:
-        from ..notebook.search import stage_html
-
-        return stage_html(self)
+        return display.html(self)
 
     def to_dataframe(self):
         """The records this stage output or dropped (with reasons) as a pandas DataFrame."""
-        from ..notebook.search import stage_frame
-
-        return stage_frame(self)
+        return display.frame(self)
 
 
 @dataclass
@@ -160,6 +157,12 @@ class SearchTrace:
         """Milliseconds per stage, in order."""
         return {s.name: s.ms for s in self.stages}
 
+    def stage_rows(self) -> list[dict[str, Any]]:
+        """One row per stage: order, name, ran/skipped, milliseconds, drops, first note (the stage
+        table of the admin app's explorer and of the notebook display)."""
+        return [{"#": i, "stage": s.name, "status": s.status, "ms": round(s.ms, 3), "dropped": len(s.dropped),
+                 "note": s.notes[0] if s.notes else ""} for i, s in enumerate(self.stages, 1)]
+
     def to_dict(self) -> dict[str, Any]:
         return {"search_id": self.search_id, "total_ms": self.total_ms, "stages": [s.to_dict() for s in self.stages]}
 
@@ -168,15 +171,11 @@ class SearchTrace:
         return cls(data["search_id"], [StageTrace.from_dict(s) for s in data["stages"]], data.get("total_ms", 0.0))
 
     def _repr_html_(self) -> str:
-        from ..notebook.search import trace_html
-
-        return trace_html(self)
+        return display.html(self)
 
     def to_dataframe(self):
         """One row per stage (name, status, ms, drops, notes) as a pandas DataFrame."""
-        from ..notebook.search import trace_frame
-
-        return trace_frame(self)
+        return display.frame(self)
 
 
 @dataclass
@@ -218,15 +217,11 @@ class ResultExplanation:
         return cls(**data)
 
     def _repr_html_(self) -> str:
-        from ..notebook.search import explanation_html
-
-        return explanation_html(self)
+        return display.html(self)
 
     def to_dataframe(self):
         """This explanation as a one-row pandas DataFrame."""
-        from ..notebook.search import explanation_frame
-
-        return explanation_frame(self)
+        return display.frame(self)
 
     def compact(self) -> dict[str, Any]:
         """The short form a model reads in a tool result."""
@@ -306,15 +301,11 @@ class SearchResult:
         }
 
     def _repr_html_(self) -> str:
-        from ..notebook.search import result_html
-
-        return result_html(self)
+        return display.html(self)
 
     def to_dataframe(self):
         """This result (signals, decisions and content) as a one-row pandas DataFrame."""
-        from ..notebook.search import result_frame
-
-        return result_frame(self)
+        return display.frame(self)
 
 
 @dataclass
@@ -369,12 +360,8 @@ class SearchResponse:
         }
 
     def _repr_html_(self) -> str:
-        from ..notebook.search import response_html
-
-        return response_html(self)
+        return display.html(self)
 
     def to_dataframe(self):
         """One row per result (ranks, scores, gate, collapse, budget, content) as a pandas DataFrame."""
-        from ..notebook.search import response_frame
-
-        return response_frame(self)
+        return display.frame(self)

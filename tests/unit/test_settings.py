@@ -3,7 +3,7 @@ from pathlib import Path
 from memory_core import load_settings
 from memory_core.docgen.settings_doc import render
 
-DOC = Path(__file__).resolve().parents[3] / "docs" / "settings.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "settings.md"
 
 
 def test_every_setting_is_documented():
@@ -35,3 +35,14 @@ def test_every_field_has_a_description():
                 walk(field.annotation)
 
     walk(Settings)
+
+
+def test_the_settings_fixture_ignores_the_environment(monkeypatch, settings):
+    from memory_core.settings import default_settings
+
+    monkeypatch.setenv("MEMORY_RETRIEVAL__MAX_LIMIT", "7")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-from-a-developer-shell")
+    fresh = default_settings()
+    assert fresh.retrieval.max_limit == settings.retrieval.max_limit != 7
+    assert fresh.anthropic.api_key is None
+    assert default_settings(retrieval={"max_limit": 9}).retrieval.max_limit == 9

@@ -12,10 +12,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from memory_core.errors import InvalidInputError
+from memory_core.extract.runs import count_runs
+from memory_core.store.paging import Where
 
 from .actions import require
 from .auth import Identity
-from .pagination import Page, page_bounds
+from .pagination import Page, page_bounds, query_page
 
 ROLES = ("user", "assistant", "tool", "system")
 
@@ -23,38 +25,17 @@ ROLES = ("user", "assistant", "tool", "system")
 def ended_sessions(service, agent_id: str | None = None, user_id: str | None = None, page: int = 1,
                    page_size: int = 50) -> Page:
     """Ended sessions, newest first, each with its latest extraction run."""
-    clauses, params = ["s.ended_at IS NOT NULL"], []
-    if agent_id:
-        clauses.append("s.agent_id = ?")
-        params.append(agent_id)
-    if user_id:
-        clauses.append("s.user_id = ?")
-        params.append(user_id)
-    where = " AND ".join(clauses)
-    total = service.store.scalar(f"SELECT COUNT(*) FROM sessions s WHERE {where}", params) or 0
-    page, offset = page_bounds(page, page_size, total)
-    rows = service.store.query(
-        f"SELECT s.id AS session_id, s.agent_id, s.user_id, s.project_id, s.started_at, s.ended_at, "
-        f"(SELECT COUNT(*) FROM turns t WHERE t.session_id = s.id) AS turns, "
-        f"(SELECT r.id FROM extraction_runs r WHERE r.session_id = s.id ORDER BY r.created_at DESC LIMIT 1) AS latest_run, "
-        f"(SELECT r.status FROM extraction_runs r WHERE r.session_id = s.id ORDER BY r.created_at DESC LIMIT 1) AS run_status "
-        f"FROM sessions s WHERE {where} ORDER BY s.ended_at DESC LIMIT ? OFFSET ?",
-        [*params, page_size, offset],
-    )
-    return Page([dict(r) for r in rows], total, page, page_size)
+    where = Where().add("s.ended_at IS NOT NULL").equal("s.agent_id", agent_id).equal("s.user_id", user_id)
+    columns = ("s.id AS session_id, s.agent_id, s.user_id, s.project_id, s.started_at, s.ended_at, "
+               "(SELECT COUNT(*) FROM turns t WHERE t.session_id = s.id) AS turns, "
+               "(SELECT r.id FROM extraction_runs r WHERE r.session_id = s.id ORDER BY r.created_at DESC LIMIT 1) AS latest_run, "
+               "(SELECT r.status FROM extraction_runs r WHERE r.session_id = s.id ORDER BY r.created_at DESC LIMIT 1) AS run_status")
+    return query_page(service.store, columns, "sessions s", where, "s.ended_at DESC", page, page_size)
 
 
 def runs(service, status: str | None = None, session_id: str | None = None, page: int = 1, page_size: int = 50) -> Page:
     """One page of runs, newest first, with the principal and candidate counts (``service.extraction_runs``)."""
-    clauses, params = [], []
-    if status:
-        clauses.append("status = ?")
-        params.append(status)
-    if session_id:
-        clauses.append("session_id = ?")
-        params.append(session_id)
-    where = " AND ".join(clauses) or "1=1"
-    total = service.store.scalar(f"SELECT COUNT(*) FROM extraction_runs WHERE {where}", params) or 0
+    total = count_runs(service.store, status=status, session_id=session_id)
     page, offset = page_bounds(page, page_size, total)
     rows = service.extraction_runs(status=status, session_id=session_id, limit=page_size, offset=offset)
     keep = ("id", "session_id", "agent_id", "user_id", "status", "trigger", "attempts", "candidates", "written",
@@ -103,10 +84,6 @@ def attempt_rows(detail) -> list[dict[str, Any]]:
 
 
 # -- running ---------------------------------------------------------------------------------
-
-
-def extraction_available(service) -> bool:
-    return all(callable(getattr(service, n, None)) for n in ("enqueue_extraction", "run_extraction", "retry_extraction"))
 
 
 def trigger(service, identity: Identity, session_id: str, progress=None):

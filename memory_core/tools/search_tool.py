@@ -2,6 +2,8 @@
 
 The session supplies the principal (agent, user) and, when rewriting is on, the current-turn
 context (the session's latest transcript turns); the model supplies only the query and options.
+The advertised ``limit`` and ``query`` bounds come from the retrieval settings (see
+:func:`search_limits`), so the schema and the handler accept the same values.
 """
 
 from __future__ import annotations
@@ -10,10 +12,10 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field, field_validator
 
-from ..tools.registry import register
 from ..clock import parse_ts
-from ..tools.schemas import RecordType, ToolInput
-from .retriever import retriever_for
+from ..settings import Settings
+from .registry import register
+from .schemas import RecordType, ToolInput
 
 if TYPE_CHECKING:
     from ..service import Session
@@ -41,27 +43,20 @@ class MemorySearchInput(ToolInput):
         return value
 
 
-def session_context(session: "Session", turns: int, chars: int) -> str | None:
-    """The session's latest ``turns`` transcript turns as 'role: text' lines (newest last)."""
-    if turns <= 0 or chars <= 0:
-        return None
-    rows = session.service.store.query(
-        "SELECT role, content FROM turns WHERE session_id = ? ORDER BY turn DESC LIMIT ?", (session.id, turns)
-    )
-    if not rows:
-        return None
-    text = "\n".join(f"{row['role']}: {row['content']}" for row in reversed(rows))
-    return text[-chars:]
+def search_limits(settings: Settings) -> dict[str, dict]:
+    """JSON-schema bounds of memory_search taken from the settings the handler enforces."""
+    retrieval = settings.retrieval
+    return {"limit": {"maximum": retrieval.max_limit}, "query": {"maxLength": retrieval.max_query_chars}}
 
 
-@register("memory_search", MemorySearchInput)
+@register("memory_search", MemorySearchInput, limits=search_limits)
 def memory_search(session: "Session", args: MemorySearchInput) -> dict:
     service = session.service
     settings = service.settings.retrieval
     context = None
     if settings.rewrite_enabled:
-        context = session_context(session, settings.rewrite_context_turns, settings.rewrite_context_chars)
-    response = retriever_for(service).search(
+        context = session.recent_context(settings.rewrite_context_turns, settings.rewrite_context_chars)
+    response = service.search(
         agent_id=session.agent_id, user_id=session.user_id, query=args.query, types=args.types,
         time_from=args.time_from, time_to=args.time_to, entity_hints=args.entity_hints, limit=args.limit,
         historical=args.historical, context=context, session_id=session.id,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import markup as m
-from .records import ERASED
+from .record_display import ERASED
 from .safe import safe_html
 
 CANDIDATE_COLUMNS = (

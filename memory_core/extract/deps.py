@@ -1,0 +1,45 @@
+"""What the extraction runner is given instead of the service: explicit, typed parts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from ..clock import Clock
+from ..index.vector_index import VectorIndex
+from ..ingest.evidence import Entailment
+from ..ingest.writer import WriteOutcome, WriteRequest
+from ..llm import LanguageModel
+from ..policy.grants import AccessResolver, ScopeAccess
+from ..settings import ExtractionSettings
+from ..store.db import Store
+from .context import SearchFunction
+
+
+class EntailmentJudge(Protocol):
+    """The entailment judge (offline or hosted): does ``quote`` support ``content``?"""
+
+    def judge(self, quote: str, content: str) -> Entailment: ...
+
+
+WriteFunction = Callable[[WriteRequest, ScopeAccess], WriteOutcome]
+
+
+@dataclass
+class ExtractionDeps:
+    """Everything a run needs: the store and index, the write path, access, models and settings.
+
+    ``write`` and ``search`` are functions (the service passes its own ``ingestor.write`` and
+    ``search``), so a test can swap one part without building a service around it.
+    """
+
+    store: Store
+    clock: Clock
+    index: VectorIndex
+    settings: ExtractionSettings
+    access: AccessResolver
+    write: WriteFunction
+    judge: EntailmentJudge
+    llm: LanguageModel | None = None
+    search: SearchFunction | None = None

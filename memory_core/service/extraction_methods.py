@@ -1,0 +1,88 @@
+"""The extraction half of the :class:`~memory_core.service.MemoryService` facade (path B).
+
+A mixin so the facade stays small: each method delegates to ``extract.runs`` (the queue) or the
+shared :class:`~memory_core.extract.runner.ExtractionRunner`, built from explicit parts.
+"""
+
+from __future__ import annotations
+
+from ..clock import Clock
+from ..errors import InvalidInputError
+from ..extract import runs
+from ..extract.deps import EntailmentJudge, ExtractionDeps
+from ..extract.runner import ExtractionRunner
+from ..index.vector_index import VectorIndex
+from ..llm import LanguageModel
+from ..settings import Settings
+from ..store.db import Store
+
+
+class ExtractionMethods:
+    """Extraction runs: queue, run, retry, inspect, and transcripts uploaded for extraction."""
+
+    # Provided by MemoryService (with the methods access, search and write).
+    store: Store
+    clock: Clock
+    settings: Settings
+    index: VectorIndex
+    judge: EntailmentJudge
+    llm: LanguageModel | None
+    _extraction: ExtractionRunner | None
+
+    def extraction_deps(self) -> ExtractionDeps:
+        """The parts an extraction runner works with, taken from this service."""
+        return ExtractionDeps(
+            store=self.store, clock=self.clock, index=self.index, settings=self.settings.extraction, access=self.access,
+            write=lambda request, access: self.write(request, access), judge=self.judge, llm=self.llm,
+            search=self.search,
+        )
+
+    @property
+    def extraction(self) -> ExtractionRunner:
+        """The shared extraction runner, built from settings on first use (assignable, e.g. by tests)."""
+        if self._extraction is None:
+            self._extraction = ExtractionRunner(self.extraction_deps())
+        return self._extraction
+
+    @extraction.setter
+    def extraction(self, runner: ExtractionRunner) -> None:
+        self._extraction = runner
+
+    def run_extraction(self, run_id: str | None = None, *, worker_id: str | None = None):
+        """Process extraction run ``run_id`` now, or the oldest due run; a ``RunDetail`` or None."""
+        return self.extraction.run(run_id, worker_id) if run_id else self.extraction.run_next(worker_id)
+
+    def enqueue_extraction(self, session_id: str, *, actor: str, trigger: str = "manual") -> str:
+        """Queue a new extraction run for an ended session; returns the run id."""
+        return runs.enqueue(self.store, self.clock, session_id, trigger=trigger, actor=actor)
+
+    def retry_extraction(self, run_id: str, *, actor: str, run_now: bool = False, worker_id: str | None = None):
+        """Requeue a failed or backing-off run (one extra attempt if its attempts are spent)."""
+        runs.request_retry(self.store, self.clock, run_id, actor=actor, max_attempts=self.settings.extraction.max_attempts)
+        if run_now:
+            return self.extraction.run(run_id, worker_id)
+        return runs.get_run(self.store, run_id)
+
+    def extraction_runs(self, *, status: str | None = None, session_id: str | None = None, limit: int = 50, offset: int = 0) -> list[dict]:
+        """Extraction runs, newest first, with candidate and write counts of their latest attempt."""
+        return runs.list_runs(self.store, status=status, session_id=session_id, limit=limit, offset=offset)
+
+    def extraction_run(self, run_id: str, attempt: int | None = None):
+        """One run end to end (``RunDetail``): attempts, stage timings, candidates with verdicts and outcomes."""
+        return runs.get_run(self.store, run_id, attempt)
+
+    def extract_transcript(self, *, agent_id: str, user_id: str, turns: list[dict], project_id: str | None = None,
+                           session_id: str | None = None, actor: str = "admin", run_now: bool = True):
+        """Create a session from uploaded turns ({role, content, at?}), end it and run extraction."""
+        if not isinstance(turns, list) or not turns:
+            raise InvalidInputError("an uploaded transcript needs at least one turn", field="turns")
+        for i, turn in enumerate(turns):
+            if not isinstance(turn, dict) or not isinstance(turn.get("role"), str) or not isinstance(turn.get("content"), str):
+                raise InvalidInputError(f"turn {i} needs a 'role' and a 'content' string", field="turns")
+        session = self.start_session(agent_id=agent_id, user_id=user_id, project_id=project_id, session_id=session_id)
+        for turn in turns:
+            session.record_turn(turn["role"], turn["content"], at=turn.get("at"))
+        run_id = session.end(trigger="upload", enqueue_actor=actor, always_enqueue=True)
+        if run_now:
+            return self.extraction.run(run_id)
+        return runs.get_run(self.store, run_id)

@@ -1,0 +1,351 @@
+"""The host API: :class:`MemoryService` wires the components of one store and delegates to them.
+
+Hosts, adapters, the admin app, notebooks and tests all go through this facade::
+
+    service = MemoryService.open("var/memory.sqlite")
+    service.grant("assistant", "user:alice", read=True, write=True, actor="host")
+    session = service.start_session(agent_id="assistant", user_id="alice")
+    session.record_turn("user", "Please keep answers concise.")
+    session.call_tool("memory_write", {...})
+    session.end()
+
+No SQL lives here: grants are in ``policy.grants``, sessions in ``store.sessions``, counts in
+``store.overview``, re-embedding in ``index.reembed``, extraction runs in ``extract.runs``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from .. import display
+from ..clock import Clock, SystemClock, format_ts, parse_ts
+from ..errors import EmbedderMismatchError, InvalidInputError, NotFoundError, PolicyError
+from ..extract.runner import ExtractionRunner
+from ..ids import new_id
+from ..index.reembed import reembed_store
+from ..index.vector_index import VectorIndex
+from ..ingest.evidence import AnthropicEntailmentJudge, OfflineEntailmentJudge
+from ..ingest.lifecycle import Lifecycle
+from ..ingest.writer import Ingestor, WriteOutcome, WriteRequest
+from ..llm.anthropic_client import build_llm
+from ..maintenance import run_maintenance
+from ..policy.grants import ScopeAccess, access_of, check_grantable, delete_grant, list_grants, save_grant
+from ..policy.scopes import Scope, parse_scope, private_scope, validate_id
+from ..retrieve.retriever import Retriever
+from ..settings import Settings, load_settings
+from ..store import inspection, overview, sessions
+from ..store.db import Store
+from ..store.records import Record
+from .embedders import shared_embedder
+from .extraction_methods import ExtractionMethods
+from .session import Session
+from .tool_surface import ToolSurface, default_tool_surface
+
+
+class MemoryService(ExtractionMethods):
+    """A memory store opened for use: SQLite, vector index, embedder, write path, retriever and tools."""
+
+    def __init__(self, store: Store, settings: Settings, clock: Clock, embedder, *, llm=None,
+                 tools: ToolSurface | None = None) -> None:
+        self.store = store
+        self.settings = settings
+        self.clock = clock
+        self.embedder = embedder
+        self.llm = llm
+        self.index = VectorIndex(store, embedder.dim)
+        offline_judge = OfflineEntailmentJudge(embedder.embed, settings.write.entailment_min_coverage, settings.write.entailment_min_cosine)
+        self.judge = (
+            AnthropicEntailmentJudge(llm, offline_judge)
+            if settings.write.entailment_judge == "anthropic" and llm is not None
+            else offline_judge
+        )
+        self.ingestor = Ingestor(store, self.index, embedder, self.judge, settings.write, clock)
+        self.lifecycle = Lifecycle(store, self.index, settings.write, clock)
+        self.retriever = Retriever(
+            store=store, index=self.index, embedder=embedder, clock=clock, access=self.access,
+            settings=lambda: self.settings.retrieval, llm=llm,
+        )
+        self._tools = tools
+        self._extraction: ExtractionRunner | None = None
+
+    # -- opening ------------------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path,
+        settings: Settings | None = None,
+        *,
+        clock: Clock | None = None,
+        embedder=None,
+        llm=None,
+        allow_embedder_mismatch: bool = False,
+    ) -> "MemoryService":
+        """Create or migrate the store at ``path`` and load the configured embedder.
+
+        Refuses (EmbedderMismatchError) a store whose rows were embedded by another model unless
+        ``allow_embedder_mismatch`` is set, which only :meth:`reembed` should need.
+        """
+        settings = settings or load_settings()
+        clock = clock or SystemClock()
+        embedder = embedder or shared_embedder(settings.embedder)
+        store = Store.open(path, format_ts(clock.now()))
+        if llm is None:
+            llm = build_llm(settings.anthropic)
+        service = cls(store, settings, clock, embedder, llm=llm)
+        try:
+            service._check_embedder(allow_embedder_mismatch)
+            service.index.rebuild()
+        except Exception:
+            store.close()
+            raise
+        return service
+
+    def _check_embedder(self, allow_mismatch: bool) -> None:
+        stored = (self.store.get_meta("embed_model"), self.store.get_meta("embed_version"))
+        current = (self.embedder.model_name, self.embedder.model_version)
+        if stored == (None, None):
+            self.store.set_meta("embed_model", current[0])
+            self.store.set_meta("embed_version", current[1])
+            self.store.set_meta("embed_dim", str(self.embedder.dim))
+            return
+        if stored != current and not allow_mismatch:
+            raise EmbedderMismatchError(
+                f"this store was embedded with {stored[0]} (version {stored[1]}) but the configured embedder is "
+                f"{current[0]} (version {current[1]}); run `agent-memory reembed` to migrate it explicitly",
+                stored_model=stored[0], stored_version=stored[1], configured_model=current[0], configured_version=current[1],
+            )
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> "MemoryService":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _now(self) -> str:
+        return format_ts(self.clock.now())
+
+    # -- grants -------------------------------------------------------------------------------
+
+    def grant(self, agent_id: str, scope: str, read: bool = True, write: bool = False, *, actor: str, reason: str | None = None) -> dict:
+        """Create or change a grant; refuses private agent-user scopes with the policy's reason."""
+        validate_id(agent_id, "agent_id")
+        parsed = parse_scope(scope)
+        decision = check_grantable(parsed)
+        if not decision:
+            raise PolicyError(decision.reason, scope=parsed.key)
+        if not read and not write:
+            raise InvalidInputError("a grant needs read, write or both; use revoke to remove access")
+        return save_grant(self.store, agent_id=agent_id, scope=parsed, read=read, write=write, now=self._now(), actor=actor, reason=reason)
+
+    def revoke(self, agent_id: str, scope: str, *, actor: str, reason: str | None = None) -> None:
+        """Remove an agent's grant on a scope."""
+        validate_id(agent_id, "agent_id")
+        delete_grant(self.store, agent_id=agent_id, scope=parse_scope(scope), now=self._now(), actor=actor, reason=reason)
+
+    def grants(self, agent_id: str | None = None) -> list[dict]:
+        """Every grant, or one agent's."""
+        return list_grants(self.store, agent_id)
+
+    def access(self, agent_id: str, user_id: str) -> ScopeAccess:
+        """Readable and writable scopes of a principal, each with its reason."""
+        validate_id(agent_id, "agent_id")
+        validate_id(user_id, "user_id")
+        return access_of(self.store, agent_id, user_id)
+
+    # -- sessions -----------------------------------------------------------------------------
+
+    def start_session(
+        self, *, agent_id: str, user_id: str, session_id: str | None = None, project_id: str | None = None,
+        write_targets: dict[str, str] | None = None,
+    ) -> Session:
+        """Begin (or resume) a conversation between an agent and a user."""
+        validate_id(agent_id, "agent_id")
+        validate_id(user_id, "user_id")
+        if project_id is not None:
+            validate_id(project_id, "project_id")
+        if session_id is not None:
+            validate_id(session_id, "session_id")
+        targets = {"personal": f"user:{user_id}"}
+        if project_id:
+            targets["current_project"] = f"project:{project_id}"
+        if self.settings.write.offer_private_target:
+            targets["private"] = private_scope(agent_id, user_id).key
+        for label, scope in (write_targets or {}).items():
+            validate_id(label, "write target label")
+            targets[label] = parse_scope(scope).key
+        session_id = session_id or new_id("ses")
+        sessions.open_session(self.store, session_id=session_id, agent_id=agent_id, user_id=user_id, project_id=project_id,
+                              write_targets=targets, now=self._now())
+        return Session(self, session_id, agent_id, user_id, project_id, targets)
+
+    def session(self, session_id: str) -> Session:
+        """Reattach to an open session by id."""
+        row = sessions.session_row(self.store, session_id)
+        return Session(self, row["id"], row["agent_id"], row["user_id"], row["project_id"], row["write_targets"],
+                       ended=row["ended_at"] is not None)
+
+    def handle_event(self, event: dict[str, Any]) -> dict[str, Any]:
+        """Ingestion events for adapters: session_started, turn_completed, session_ended."""
+        kind = event.get("type")
+        if kind == "session_started":
+            session = self.start_session(agent_id=event["agent_id"], user_id=event["user_id"], session_id=event.get("session_id"),
+                                         project_id=event.get("project_id"), write_targets=event.get("write_targets"))
+            return {"ok": True, "session_id": session.id}
+        if kind == "turn_completed":
+            turn = self.session(event["session_id"]).record_turn(event["role"], event["content"], at=event.get("at"))
+            return {"ok": True, "turn": turn}
+        if kind == "session_ended":
+            run_id = self.session(event["session_id"]).end()
+            return {"ok": True, "extraction_run_id": run_id}
+        raise InvalidInputError(f"unknown event type {kind!r}; expected session_started, turn_completed or session_ended")
+
+    def transcript(self, session_id: str) -> list[dict]:
+        """Every turn of a session, in order."""
+        return sessions.transcript(self.store, session_id)
+
+    # -- tools --------------------------------------------------------------------------------
+
+    @property
+    def tools(self) -> ToolSurface:
+        """The tool surface (``memory_core.tools`` unless another was passed in)."""
+        return self._tools or default_tool_surface()
+
+    def tool_schemas(self) -> list[dict]:
+        """JSON-schema definitions of the five tools (write targets unconstrained)."""
+        return self.tools.schemas(self.settings, None)
+
+    def revise(self, session: Session | None, record: Record, *, content: str, reason: str, actor: str,
+               source_kind: str | None = None, evidence: str | None = None, valid_from: datetime | None = None,
+               valid_until: datetime | None = None, review_at: datetime | None = None,
+               attribute: str | None = None) -> WriteOutcome:
+        """Write a new version of ``record``; without a session (a person editing in the admin app)
+        the original source kind and evidence are kept, since a reviewer may only narrow a record."""
+        if session is not None:
+            access = session.access()
+            agent_id, user_id, session_id = session.agent_id, session.user_id, session.id
+        else:
+            access = ScopeAccess("admin", "admin", writable={record.scope: f"reviewer {actor} editing"}, readable={record.scope: "reviewer"})
+            agent_id, user_id, session_id = record.creator_agent_id or "admin", record.scope_id, None
+        keep_source = session is None
+        request = WriteRequest(
+            type=record.type, content=content, scope=Scope(record.scope_kind, record.scope_id),
+            source_kind=record.source_kind if keep_source else (source_kind or "agent_inference"),
+            agent_id=agent_id, user_id=user_id, actor=actor, attribute=attribute if attribute is not None else record.attribute,
+            evidence=record.evidence if keep_source else evidence, session_id=session_id,
+            tags=list(record.tags), event_at=parse_ts(record.event_at),
+            valid_from=valid_from or parse_ts(record.valid_from), valid_until=valid_until or parse_ts(record.valid_until),
+            review_at=review_at or (parse_ts(record.review_at) if not record.review_flagged_at else None),
+            source_ref=record.source_ref, operation=f"memory_revise: {reason}", evidence_verified=keep_source,
+            revises=record,
+        )
+        return self.ingestor.write(request, access)
+
+    # -- records: writes and lifecycle (ingest.writer, ingest.lifecycle) -------------------------
+
+    def write(self, request: WriteRequest, access: ScopeAccess) -> WriteOutcome:
+        """Validate and write one record as ``access`` allows (path A; extraction uses it too)."""
+        return self.ingestor.write(request, access)
+
+    def forget(self, record_id: str, **options: Any) -> list[str]:
+        """Tombstone a record and its earlier versions and erase their text (``Lifecycle.forget``)."""
+        return self.lifecycle.forget(record_id, **options)
+
+    def confirm(self, record_id: str, **options: Any) -> Record:
+        """Reinforce a live record, or promote it when a person confirms it (``Lifecycle.confirm``)."""
+        return self.lifecycle.confirm(record_id, **options)
+
+    def clear_review_flag(self, record_id: str, **options: Any) -> Record:
+        """A reviewer's decision that a review-due flag needs no change (``Lifecycle.clear_review_flag``)."""
+        return self.lifecycle.clear_review_flag(record_id, **options)
+
+    def merge_preview(self, source_id: str, target_id: str) -> dict[str, Any]:
+        """What merging one entity into another would change; nothing is written."""
+        return self.lifecycle.merge_preview(source_id, target_id)
+
+    def merge_entities(self, source_id: str, target_id: str, **options: Any) -> dict[str, Any]:
+        """Merge two entities of one scope in one audited transaction (``Lifecycle.merge_entities``)."""
+        return self.lifecycle.merge_entities(source_id, target_id, **options)
+
+    # -- search -------------------------------------------------------------------------------
+
+    def search(
+        self, *, agent_id: str, user_id: str, query: str, types: list[str] | None = None,
+        time_from: datetime | str | None = None, time_to: datetime | str | None = None,
+        entity_hints: list[str] | None = None, limit: int | None = None, historical: bool = False,
+        context: str | None = None, rewrite: bool | None = None, rerank: bool | None = None,
+        session_id: str | None = None,
+    ):
+        """Run the retrieval pipeline as (agent, user); returns a ``memory_core.retrieve.SearchResponse``
+        with results, explanations, the empty reason and the stage trace. Every call is logged."""
+        return self.retriever.search(
+            agent_id=agent_id, user_id=user_id, query=query, types=types, time_from=time_from, time_to=time_to,
+            entity_hints=entity_hints, limit=limit, historical=historical, context=context, rewrite=rewrite,
+            rerank=rerank, session_id=session_id,
+        )
+
+    def load_search(self, search_id: str):
+        """A logged search rebuilt from the search log as a ``SearchResponse`` (``from_log`` set)."""
+        return self.retriever.load(search_id)
+
+    def replay_search(self, search_id: str):
+        """Run a logged search again now, with its logged settings; the replay is logged too."""
+        return self.retriever.replay(search_id)
+
+    # -- inspection ---------------------------------------------------------------------------
+
+    def record(self, record_id: str) -> Record:
+        """Any record by id, whatever its status (admin view; no policy applied)."""
+        record = self.lifecycle.get(record_id)
+        if record is None:
+            raise NotFoundError(f"no record {record_id}")
+        return record
+
+    def lineage(self, record_id: str) -> list[Record]:
+        """Every version in the record's lineage, oldest first."""
+        return inspection.lineage(self.store, self.record(record_id).lineage_id)
+
+    def events_for(self, record_id: str) -> list[dict]:
+        """The events of one record, in order."""
+        return inspection.record_events(self.store, record_id)
+
+    def entity(self, entity_id: str) -> dict | None:
+        """An entity with its scope and aliases, or None."""
+        return inspection.entity(self.store, entity_id)
+
+    def stats(self) -> dict[str, Any]:
+        """Counts for the overview: by type, status, scope kind and source kind, plus index state."""
+        return {
+            **overview.record_counts(self.store),
+            "indexed_vectors": self.index.count(),
+            "embedder": {"model": self.embedder.model_name, "version": self.embedder.model_version, "dim": self.embedder.dim},
+        }
+
+    # -- notebooks (renderers registered by memory_core.notebook) --------------------------------
+
+    def show_record(self, record_id: str):
+        """A ``RecordView``: the record with its lineage, links, evidence and events, for display."""
+        return display.view("record", self, record_id)
+
+    def _repr_html_(self) -> str:
+        return display.html(self)
+
+    def to_dataframe(self):
+        """Record counts by type, status, scope kind and source kind as a pandas DataFrame."""
+        return display.frame(self)
+
+    # -- maintenance --------------------------------------------------------------------------
+
+    def reembed(self, *, actor: str, batch_size: int = 256, progress=None) -> int:
+        """Re-embed every non-deleted record with the configured embedder (the explicit migration)."""
+        return reembed_store(self.store, self.index, self.embedder, self.clock, actor=actor, batch_size=batch_size, progress=progress)
+
+    def run_maintenance(self, *, actor: str = "maintenance") -> dict:
+        """Expire unreinforced provisional records and flag due reviews; returns the ids changed."""
+        return run_maintenance(self.store, self.index, self.clock, self.settings.extraction.maintenance_batch_size,
+                               actor=actor).to_dict()
