@@ -21,6 +21,7 @@ $(STAMP): requirements.txt requirements-dev.txt requirements.lock pyproject.toml
 	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet -r requirements-dev.txt -c requirements.lock
 	$(PY) -m pip install --quiet --no-deps -e .
+	$(PY) -m memory_core.cli prepare-embedder >/dev/null || echo "warning: no ONNX embedder; searches use sentence-transformers"
 	touch $(STAMP)
 
 install: $(STAMP)

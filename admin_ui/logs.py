@@ -98,6 +98,10 @@ def log_entry(service, table: str, seq: int) -> dict | None:
     row = service.store.query_one(f"SELECT * FROM {table} WHERE seq = ?", (int(seq),))
     if row is None:
         return None
+    if table == "search_log":  # compressed trace, settings stored once: the log's own decoder expands them
+        from memory_core.retrieve.search_log import decode_row
+
+        return decode_row(service.store, row)
     out = dict(row)
     for column in _JSON_COLUMNS[table]:
         out[column] = loads(out.get(column), {})

@@ -168,11 +168,13 @@ def run_latency(job: dict, root: str) -> dict:
         for q in spec["queries"][: spec["warmup"]]:
             memory.search(q, filters={"user_id": "user0"}, top_k=10)
         timings = []
+        before = round(os.getloadavg()[0], 2)
         for q in spec["queries"]:
             t0 = time.perf_counter()
             memory.search(q, filters={"user_id": "user0"}, top_k=10)
             timings.append((time.perf_counter() - t0) * 1000.0)
-        out[str(size)] = {"search_ms": _percentiles(timings), "embed_s": embed_s, "insert_s": insert_s}
+        out[str(size)] = {"search_ms": _percentiles(timings), "embed_s": embed_s, "insert_s": insert_s,
+                          "load_average": [before, round(os.getloadavg()[0], 2)]}
         print(f"  mem0 {size}: p50 {out[str(size)]['search_ms']['p50']:.1f} ms", flush=True)
     return out
 

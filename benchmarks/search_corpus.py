@@ -136,10 +136,21 @@ def embeddings(embedder, contents: list[str], progress=None) -> np.ndarray:
     return vectors
 
 
-def build(service, count: int, progress=None) -> dict:
-    """Fill an empty store with ``count`` records; returns what was built."""
+def build(service, count: int, progress=None, real_vectors: int | None = None) -> dict:
+    """Fill an empty store with ``count`` records; returns what was built.
+
+    With ``real_vectors`` set below ``count``, only the first ``real_vectors`` records are
+    embedded for real; every later record gets a synthetic vector, a noisy copy of one of those
+    real vectors (``synthetic_vectors.noisy_copies``): the 1M store cannot be embedded in time on
+    this machine, and the index only needs vectors distributed like real ones.
+    """
     items = texts(count)
-    vectors = embeddings(service.embedder, [c for _, c in items], progress)
+    real = count if real_vectors is None else min(count, real_vectors)
+    vectors = embeddings(service.embedder, [c for _, c in items[:real]], progress)
+    if real < count:
+        from .synthetic_vectors import noisy_copies
+
+        vectors = np.concatenate([np.asarray(vectors), noisy_copies(np.asarray(vectors), count - real, seed=SEED)])
     now_dt = service.clock.now()
     now = format_ts(now_dt)
     start = parse_ts("2024-01-01")
@@ -190,4 +201,5 @@ def build(service, count: int, progress=None) -> dict:
     readable = service.store.scalar(
         "SELECT COUNT(*) FROM records WHERE (scope_kind = 'user' AND scope_id = 'u0') OR (scope_kind = 'project' AND scope_id = 'shared')"
     )
-    return {"records": count, "readable_by_principal": int(readable), "entities": len(entities)}
+    return {"records": count, "readable_by_principal": int(readable), "entities": len(entities), "real_vectors": real,
+            "synthetic_vectors": count - real}

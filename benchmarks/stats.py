@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import platform
 from pathlib import Path
 
@@ -37,3 +38,20 @@ def save(name: str, data: dict, markdown: str) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / f"{name}.json").write_text(json.dumps(data, indent=2) + "\n")
     (RESULTS / f"{name}.md").write_text(markdown + "\n")
+
+
+def rss_mb() -> dict[str, float]:
+    """Resident memory of this process now and at its peak (MB), from /proc/self/status."""
+    out = {}
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(("VmRSS:", "VmHWM:")):
+                out["rss_mb" if line.startswith("VmRSS") else "peak_rss_mb"] = round(int(line.split()[1]) / 1024.0, 1)
+    except OSError:
+        pass
+    return out
+
+
+def load_average() -> list[float]:
+    """The 1, 5 and 15 minute load averages (what `cat /proc/loadavg` shows)."""
+    return [round(x, 2) for x in os.getloadavg()]

@@ -23,7 +23,7 @@ from memory_core import FixedClock, MemoryService, load_settings  # noqa: E402
 from memory_core.store.db import loads  # noqa: E402
 
 from .corpus import OUT, bulk_load, synthetic_texts  # noqa: E402
-from .stats import machine, markdown_table, save, summary  # noqa: E402
+from .stats import load_average, machine, markdown_table, save, summary  # noqa: E402
 
 STAGES = ["permission_check", "evidence_validation", "content_embedding", "entity_link_resolution", "duplicate_search",
           "contradiction_check", "sqlite_transaction", "event_log_write", "vector_index_update"]
@@ -44,7 +44,7 @@ def workload(i: int) -> tuple[str | None, dict]:
     return None, {"type": kind, "content": text, "attribute": attribute}
 
 
-def run(size: int, writes: int) -> dict:
+def run(size: int, writes: int, torch_reference) -> dict:
     path = OUT / f"write-{size}.sqlite"
     for suffix in ("", "-wal", "-shm"):
         Path(str(path) + suffix).unlink(missing_ok=True)
@@ -59,6 +59,7 @@ def run(size: int, writes: int) -> dict:
             session.record_turn("user", quote)
         session.call_tool("memory_write", args)
     first_log = service.store.scalar("SELECT MAX(seq) FROM write_log")
+    load_before = load_average()
     wall, outcomes = [], {}
     for i in range(writes):
         quote, args = workload(i)
@@ -73,10 +74,19 @@ def run(size: int, writes: int) -> dict:
     logged = [loads(r["stages"]) for r in rows]
     # Stages a write skipped (e.g. the contradiction check of a reinforcement) are left out, not counted as 0.
     stages = {name: summary([s[name] for s in logged if name in s]) for name in STAGES}
+    load_after = load_average()
+    # The reference, same run: a bare sentence-transformers (torch, one thread) embedding of the same contents.
+    reference = []
+    for i in range(min(writes, 100)):
+        text = workload(i)[1]["content"]
+        began = time.perf_counter()
+        torch_reference.embed([text])
+        reference.append((time.perf_counter() - began) * 1000)
     records = service.stats()["records"]
     service.close()
     return {"records_before": size, "records_after": records, "writes": writes, "outcomes": outcomes, "total_ms": summary(wall),
-            "stages_ms": stages, "load": load}
+            "stages_ms": stages, "load": load, "load_average": [load_before[0], load_after[0]],
+            "torch_embedding_ms": summary(reference), "ratio_p50_to_torch_embedding": round(summary(wall)["p50"] / summary(reference)["p50"], 3)}
 
 
 def main() -> None:
@@ -86,18 +96,28 @@ def main() -> None:
     args = parser.parse_args()
     from memory_core.service import shared_embedder
 
-    embedder = shared_embedder(load_settings().embedder)
+    from memory_core.embed.sentence import SentenceTransformerEmbedder
+
+    settings = load_settings()
+    embedder = shared_embedder(settings.embedder)
+    import torch
+
+    torch.set_num_threads(settings.embedder.torch_threads or 1)
+    torch_reference = SentenceTransformerEmbedder(max_seq_length=settings.embedder.max_seq_length)
     results = {"benchmark": "memory_write", "warm": True, "model": embedder.model_name, "model_version": embedder.model_version,
-               "judge": "offline", "machine": machine(), "runs": []}
+               "runtime": getattr(embedder, "runtime", "torch"), "judge": "offline", "machine": machine(), "runs": []}
     for size in args.sizes:
         print(f"store of {size} records")
-        results["runs"].append(run(size, args.writes))
-    header = ["store", "writes (created/reinforced)", "p50 ms", "p95 ms", "mean ms"] + [s.replace("_", " ") + " p50" for s in STAGES]
-    table = [[r["records_before"], f"{r['writes']} ({r['outcomes'].get('created', 0)}/{r['outcomes'].get('reinforced', 0)})", r["total_ms"]["p50"], r["total_ms"]["p95"], r["total_ms"]["mean"]]
+        results["runs"].append(run(size, args.writes, torch_reference))
+    header = ["store", "writes (created/reinforced)", "load (1 min) before/after", "p50 ms", "p95 ms", "mean ms",
+              "torch embedding p50 (reference)", "p50 / torch embedding"] + [s.replace("_", " ") + " p50" for s in STAGES]
+    table = [[r["records_before"], f"{r['writes']} ({r['outcomes'].get('created', 0)}/{r['outcomes'].get('reinforced', 0)})",
+              f"{r['load_average'][0]} / {r['load_average'][1]}", r["total_ms"]["p50"], r["total_ms"]["p95"], r["total_ms"]["mean"],
+              r["torch_embedding_ms"]["p50"], r["ratio_p50_to_torch_embedding"]]
              + [r["stages_ms"][s].get("p50", "-") for s in STAGES] for r in results["runs"]]
-    markdown = (f"memory_write, warm, {results['model']} ({results['model_version']}), offline entailment judge, "
-                f"{results['machine']['cpus']} CPUs. Reproduce: `.venv/bin/python -m benchmarks.write_bench`.\n\n"
-                + markdown_table(header, table))
+    markdown = (f"memory_write, warm, {results['model']} ({results['model_version']}) on {results['runtime']}, offline "
+                f"entailment judge, {results['machine']['cpus']} CPUs shared with other work, one embedding thread. Reproduce: "
+                "`OPENBLAS_NUM_THREADS=1 .venv/bin/python -m benchmarks.write_bench`.\n\n" + markdown_table(header, table))
     save("write", results, markdown)
     print(json.dumps(results, indent=2))
     print(markdown)

@@ -66,6 +66,22 @@ def cmd_reembed(args) -> int:
     return 0
 
 
+def cmd_prepare_embedder(args) -> int:
+    """Make (or verify) the ONNX file of the configured MiniLM now, so no process pays for it later."""
+    from memory_core import load_settings
+    from memory_core.embed import embedder_runtime
+    from memory_core.embed.onnx import OnnxMiniLMEmbedder
+
+    settings = load_settings().embedder
+    # The SHA-256 of a cached file is checked here (every process start checks size and mtime only).
+    embedder = OnnxMiniLMEmbedder(settings.model_path, cache_dir=settings.onnx_cache_dir, threads=settings.onnx_threads,
+                                  max_seq_length=settings.max_seq_length, verify_hash=True)
+    info = getattr(embedder, "export_info", {})
+    print(json.dumps({"runtime": embedder_runtime(embedder), "model": embedder.model_name, "version": embedder.model_version,
+                      "onnx_file": str(getattr(embedder, "onnx_path", "")) or None, "check": info.get("check")}, indent=1))
+    return 0
+
+
 def cmd_seed_demo(args) -> int:
     from memory_core.demo import build_demo_store
 
@@ -122,6 +138,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--agent", default=None)
     p = command("reembed", cmd_reembed, "re-embed every record with the configured embedder (explicit migration)")
     p.add_argument("--actor", default="cli")
+    p = sub.add_parser("prepare-embedder", help="make and check the ONNX file of the packaged MiniLM (install step)",
+                       description="Export the packaged MiniLM to ONNX, check it against the torch vectors and cache it.")
+    p.set_defaults(fn=cmd_prepare_embedder)
     p = command("seed-demo", cmd_seed_demo, "build the demo store from seed_data/ through the real write paths")
     p.add_argument("--force", action="store_true", help="replace an existing file")
     p = command("serve", cmd_serve, "run the admin app on a store")

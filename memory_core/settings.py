@@ -39,6 +39,23 @@ class EmbedderSettings(_Section):
         "admin app, a worker or tests, two threads contend and a single-sentence embedding slows from ~20 ms to "
         "100 ms or more (see benchmarks/README.md); raise it on a dedicated many-core host. Unset keeps torch's default.",
     )
+    # -- speed (issue 16) --
+    runtime: Literal["auto", "onnx", "torch"] = Field(
+        "auto",
+        description="How the MiniLM model runs: onnx (ONNX Runtime, from an ONNX file made from the packaged weights "
+        "on first use and checked against the torch vectors), torch (sentence-transformers, the reference path) or "
+        "auto (onnx when it is available and passes its check, else torch). Both give the same vectors and the same "
+        "model identity. Ignored for bge-m3.",
+    )
+    onnx_cache_dir: str | None = Field(
+        None,
+        description="Directory holding the ONNX file made from the packaged MiniLM weights; unset means "
+        "$XDG_CACHE_HOME/agent-memory/onnx (~/.cache/agent-memory/onnx).",
+    )
+    onnx_threads: int = Field(
+        1, ge=1, le=64,
+        description="ONNX Runtime intra-op threads per embedding call (1 suits a small shared machine, as for torch_threads).",
+    )
 
 
 class WriteSettings(_Section):
@@ -179,6 +196,26 @@ class RetrievalSettings(_Section):
     )
     rewrite_context_chars: int = Field(
         4000, ge=0, le=100_000, description="Longest rewrite context kept (the newest characters are kept)."
+    )
+    # -- speed (issue 16) --
+    query_cache_size: int = Field(
+        1024, ge=0, le=1_000_000,
+        description="Query vectors kept in memory (least recently used dropped first) so a repeated query is not "
+        "embedded again; keyed by the embedder's model and version. 0 disables the cache.",
+    )
+    ann_min_records: int = Field(
+        200_000, ge=1,
+        description="The dense generator switches from exact search to the approximate (faiss IVF) index once the "
+        "vector index holds at least this many live rows; exact below it, as the design asks.",
+    )
+    ann_exact_below_allowed: int = Field(
+        50_000, ge=0,
+        description="Even with the approximate index on, a search whose hard filter allows at most this many rows is "
+        "answered exactly (scanning that few rows is as fast as the approximate search and always exact).",
+    )
+    ann_nprobe: int = Field(
+        32, ge=1, le=65_536,
+        description="Approximate index: inverted lists scanned per query (more is slower and closer to exact).",
     )
 
 

@@ -2,12 +2,36 @@
 
 from __future__ import annotations
 
+import logging
+
+from ..errors import EmbedderUnavailableError
 from ..settings import EmbedderSettings
 from .base import Embedder, normalise
+from .cache import QueryVectorCache
+
+log = logging.getLogger(__name__)
 
 
 def build_embedder(settings: EmbedderSettings) -> Embedder:
-    """Load the embedder the settings name (the model stays loaded in this object)."""
+    """Load the embedder the settings name (the model stays loaded in this object).
+
+    For the packaged MiniLM, ``runtime`` picks ONNX Runtime (``onnx``), sentence-transformers
+    (``torch``, the reference path) or ``auto``: ONNX Runtime when it is installed and its file
+    can be made and passes the check against torch, otherwise sentence-transformers, with a
+    warning saying why. Other models always use their torch-based loaders.
+    """
+    if settings.kind == "minilm" and settings.runtime in ("auto", "onnx"):
+        try:
+            from .onnx import OnnxMiniLMEmbedder
+
+            return OnnxMiniLMEmbedder(
+                settings.model_path, cache_dir=settings.onnx_cache_dir, threads=settings.onnx_threads,
+                batch_size=settings.batch_size, max_seq_length=settings.max_seq_length,
+            )
+        except (EmbedderUnavailableError, ImportError) as exc:
+            if settings.runtime == "onnx":
+                raise EmbedderUnavailableError(f"the ONNX embedder is unavailable: {exc}") from exc
+            log.warning("ONNX embedder unavailable (%s); using sentence-transformers", exc)
     if settings.torch_threads:
         import torch
 
@@ -32,4 +56,9 @@ def build_embedder(settings: EmbedderSettings) -> Embedder:
     )
 
 
-__all__ = ["Embedder", "build_embedder", "normalise"]
+def embedder_runtime(embedder) -> str:
+    """How an embedder runs its model (``onnxruntime``, ``torch`` or the class name), for explanations."""
+    return getattr(embedder, "runtime", None) or type(embedder).__name__
+
+
+__all__ = ["Embedder", "QueryVectorCache", "build_embedder", "embedder_runtime", "normalise"]

@@ -102,7 +102,9 @@ def observe(service, search_id: str) -> SearchObservation:
     row = service.store.query_one("SELECT * FROM search_log WHERE id = ?", (search_id,))
     if row is None:
         raise KeyError(f"no search_log row {search_id}")
-    rrf_k = ((loads(row["request"], {}) or {}).get("settings") or {}).get("rrf_k", 60.0)
+    from ..retrieve.search_log import decode_request
+
+    rrf_k = (decode_request(service.store, row["request"]).get("settings") or {}).get("rrf_k", 60.0)
     return SearchObservation.from_log(SearchLogEntry.from_row(row), rrf_k)
 
 

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..store.db import loads
+from ..store.db import dumps, loads
 
 _RECORD_ID = re.compile(r"\bmem_[0-9a-f]{16}\b")
 
@@ -30,10 +30,13 @@ class SearchLogEntry:
 
     @classmethod
     def from_row(cls, row) -> "SearchLogEntry":
+        from ..retrieve.search_log import decode_trace
+
         data = dict(row)
-        text = " ".join(str(data.get(k) or "") for k in ("request", "scopes", "trace", "result_ids", "empty_reason"))
+        trace = decode_trace(data.get("trace"))  # the stored trace is compressed: search its decoded text
+        text = " ".join([*(str(data.get(k) or "") for k in ("request", "scopes", "result_ids", "empty_reason")), dumps(trace)])
         return cls(data["id"], data["raw_query"], list(loads(data.get("result_ids"), [])), data.get("empty_reason"),
-                   loads(data.get("trace"), {}) or {}, loads(data.get("stages"), {}) or {}, float(data.get("total_ms") or 0.0), text)
+                   trace, loads(data.get("stages"), {}) or {}, float(data.get("total_ms") or 0.0), text)
 
     def mentioned_ids(self) -> set[str]:
         """Every record id that appears anywhere in the logged request, scopes, trace or results."""
@@ -50,7 +53,7 @@ class SearchLogEntry:
     def best_scores(self) -> dict[str, Any]:
         """The gate's inputs (best cosine, best BM25, entity matches), for failure messages."""
         outputs = self.stage("gate").get("outputs") or {}
-        return {k: outputs.get(k) for k in ("best_cosine", "best_bm25", "entity_matches")}
+        return {k: outputs.get(k) for k in ("best_cosine", "best_lexical", "entity_matches")}
 
 
 def reply_result_ids(reply: dict) -> list[str]:

@@ -5,6 +5,16 @@ from __future__ import annotations
 import numpy as np
 
 
+def fit_mask(allowed: np.ndarray, size: int) -> np.ndarray:
+    """``allowed`` cut or padded (with False) to ``size`` rows: rows added after the mask was
+    computed are not allowed, never an error."""
+    if allowed.shape[0] >= size:
+        return allowed[:size]
+    out = np.zeros(size, dtype=bool)
+    out[: allowed.shape[0]] = allowed
+    return out
+
+
 class ExactBackend:
     """Brute-force inner product over a growable matrix; rows of deleted records are dead."""
 
@@ -59,7 +69,7 @@ class ExactBackend:
             return []
         mask = self._alive[: self._size]
         if allowed is not None:
-            mask = mask & allowed[: self._size]
+            mask = mask & fit_mask(allowed, self._size)
         rows = np.flatnonzero(mask)
         if rows.size == 0:
             return []

@@ -66,6 +66,7 @@ def explain_response(ctx: SearchContext) -> ResponseExplanation:
         budget={"budget": s.token_budget, "used": ctx.budget_used, "limit": ctx.request.limit,
                 "dropped": [{"id": c.record_id, "reason": c.dropped_reason} for c in dropped_by_budget]},
         returned=len(ctx.results), empty_reason=ctx.empty_reason, summary=_summary(ctx, len(ctx.results)),
+        dense_index=next((dict(st.outputs["index"]) for st in ctx.stages if st.name == "dense" and "index" in st.outputs), None),
     )
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..embed import embedder_runtime
 from ..policy.rules import normalise_alias
 from .filters import HardFilter
 from .fts_query import query_mentions, query_terms
@@ -32,14 +33,15 @@ def _candidate(row: Any) -> Candidate:
 COSINE_DIGITS = 4
 
 
-def dense_candidates(store, index, flt: HardFilter, mask: np.ndarray, query_vec: np.ndarray, k: int) -> tuple[list[Candidate], list[dict]]:
-    """Top ``k`` records by cosine under the mask; also rows refused by the re-check (stale index)."""
+def dense_candidates(store, index, flt: HardFilter, mask: np.ndarray, query_vec: np.ndarray, k: int) -> tuple[list[Candidate], list[dict], dict]:
+    """Top ``k`` records by cosine under the mask; also rows refused by the re-check (stale index)
+    and how the index answered (exact scan or approximate index)."""
+    hits, how = index.search_explained(query_vec, k, mask)
     # Cosines are rounded to 4 decimals and ties ordered by seq: the index's float32 products can
     # differ in the last bits with the size of the matrix, i.e. with records the principal cannot read.
-    hits = sorted(((seq, round(float(cosine), COSINE_DIGITS)) for seq, cosine in index.search(query_vec, k, mask)),
-                  key=lambda hit: (-hit[1], hit[0]))
+    hits = sorted(((seq, round(float(cosine), COSINE_DIGITS)) for seq, cosine in hits), key=lambda hit: (-hit[1], hit[0]))
     if not hits:
-        return [], []
+        return [], [], how
     seqs = [seq for seq, _ in hits]
     with store.lock:
         rows = store.conn.execute(
@@ -58,17 +60,17 @@ def dense_candidates(store, index, flt: HardFilter, mask: np.ndarray, query_vec:
         cand.dense_rank = len(out) + 1
         cand.cosine = float(cosine)
         out.append(cand)
-    return out, refused
+    return out, refused, how
 
 
-def lexical_candidates(store, flt: HardFilter, lut, terms: list[str], k: int, max_share: float,
-                       max_postings: int, known_counts: dict[str, int] | None = None) -> tuple[list[Candidate], LexicalResult]:
+def lexical_candidates(store, flt: HardFilter, lut, terms: list[str], k: int, max_share: float, max_postings: int,
+                       known_counts: dict[str, int] | None = None, doclists: dict | None = None) -> tuple[list[Candidate], LexicalResult]:
     """Top ``k`` readable records by lexical score (:mod:`.lexical`), as candidates.
 
     ``lut`` marks the seqs the hard filter admits (from the index mask); each candidate's row is
     checked against the filter again, as the dense generator does, in case the index is stale.
     """
-    result = lexical_search(store, lut, terms, k, max_share, max_postings, known_counts)
+    result = lexical_search(store, lut, terms, k, max_share, max_postings, known_counts, doclists)
     if not result.ranked:
         return [], result
     seqs = [seq for seq, _, _ in result.ranked]
@@ -178,8 +180,10 @@ class QueryEmbeddingStage:
 
     def run(self, ctx: SearchContext) -> SearchContext:
         embedder = ctx.deps.embedder
-        ctx.query_vec = np.asarray(embedder.embed([ctx.query])[0], dtype=np.float32)
-        ctx.io(inputs={"query": ctx.query}, outputs={"model": embedder.model_name, "version": embedder.model_version, "dim": int(ctx.query_vec.shape[0])})
+        ctx.query_vec, cached = ctx.deps.query_vector(ctx.query, ctx.settings)
+        ctx.io(inputs={"query": ctx.query}, outputs={
+            "model": embedder.model_name, "version": embedder.model_version, "dim": int(ctx.query_vec.shape[0]),
+            "runtime": embedder_runtime(embedder), "cache": "hit" if cached else "miss"})
         return ctx
 
 
@@ -195,11 +199,11 @@ class DenseStage:
             ctx.note("no indexed record passes the hard filter")
             ctx.io(outputs={"candidates": []})
             return ctx
-        found, refused = dense_candidates(ctx.deps.store, ctx.deps.index, ctx.filter, ctx.mask, ctx.query_vec, k)
+        found, refused, how = dense_candidates(ctx.deps.store, ctx.deps.index, ctx.filter, ctx.mask, ctx.query_vec, k)
         for item in refused:
             ctx.note(f"seq {item['seq']}: {item['reason']}")
         _merge(ctx, "dense", found)
-        ctx.io(outputs={"candidates": [{"id": c.record_id, "rank": c.dense_rank, "cosine": round(c.cosine, 6)} for c in found]})
+        ctx.io(outputs={"index": how, "candidates": [{"id": c.record_id, "rank": c.dense_rank, "cosine": round(c.cosine, 6)} for c in found]})
         return ctx
 
 
@@ -221,7 +225,7 @@ class LexicalStage:
             return ctx
         counts = ctx.deps.readable_term_counts(lookup_key(lut, ctx.deps.store.records_version()))
         found, result = lexical_candidates(ctx.deps.store, ctx.filter, lut, terms, s.candidates_per_generator,
-                                           s.lexical_max_df_share, s.lexical_max_postings, counts)
+                                           s.lexical_max_df_share, s.lexical_max_postings, counts, ctx.lexical_doclists)
         ctx.lexical = result
         _merge(ctx, "lexical", found)
         ctx.io(outputs={"term_statistics": result.terms,

@@ -84,24 +84,29 @@ def readable_lookup(index, mask: np.ndarray | None) -> np.ndarray:
     return lut
 
 
-def readable_postings(store, lut: np.ndarray, term: str) -> np.ndarray:
+def readable_postings(store, lut: np.ndarray, term: str, doclists: dict[str, np.ndarray] | None = None) -> np.ndarray:
     """Seqs of the readable records holding ``term``, ascending (FTS5's doclist, then the lookup table).
 
     The doclist comes back as one ``group_concat`` string: for a term in tens of thousands of
-    records that is an order of magnitude cheaper than a Python row per posting.
+    records that is an order of magnitude cheaper than a Python row per posting. ``doclists``
+    keeps each term's unfiltered doclist for the search, so the lifecycle probe (another filter)
+    does not ask FTS5 again.
     """
-    with store.lock:
-        row = store.conn.execute("SELECT group_concat(rowid) FROM records_fts WHERE records_fts MATCH ?",
-                                 (fts_expression([term]),)).fetchone()
-    if not row or not row[0]:
-        return np.zeros(0, dtype=np.int64)
-    postings = np.fromstring(row[0], dtype=np.int64, sep=",")  # a doclist: distinct rowids, ascending
+    postings = doclists.get(term) if doclists is not None else None
+    if postings is None:
+        with store.lock:
+            row = store.conn.execute("SELECT group_concat(rowid) FROM records_fts WHERE records_fts MATCH ?",
+                                     (fts_expression([term]),)).fetchone()
+        # a doclist: distinct rowids, ascending
+        postings = np.fromstring(row[0], dtype=np.int64, sep=",") if row and row[0] else np.zeros(0, dtype=np.int64)
+        if doclists is not None:
+            doclists[term] = postings
     postings = postings[postings < len(lut)]
     return postings[lut[postings]]
 
 
 def lexical_search(store, lut: np.ndarray, terms: list[str], k: int, max_share: float, max_postings: int,
-                   known_counts: dict[str, int] | None = None) -> LexicalResult:
+                   known_counts: dict[str, int] | None = None, doclists: dict[str, np.ndarray] | None = None) -> LexicalResult:
     """Rank readable records by their lexical score (see the module docstring); top ``k``.
 
     ``lut`` says which seqs are readable (:func:`readable_lookup`); the number of readable records
@@ -120,7 +125,7 @@ def lexical_search(store, lut: np.ndarray, terms: list[str], k: int, max_share: 
             postings = None
             documents = cached
         else:
-            postings = readable_postings(store, lut, term) if total else np.zeros(0, dtype=np.int64)
+            postings = readable_postings(store, lut, term, doclists) if total else np.zeros(0, dtype=np.int64)
             documents = int(postings.size)
             known[term] = documents
         if documents > max_postings:

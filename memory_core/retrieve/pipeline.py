@@ -55,6 +55,10 @@ class SearchServices(Protocol):
         """A cache of readable term counts for one readable set in one store state (retrieve/lexical.py)."""
         ...
 
+    def query_vector(self, text: str, settings: RetrievalSettings) -> tuple[np.ndarray, bool]:
+        """The query's vector and whether the bounded query-vector cache supplied it."""
+        ...
+
 
 class Stage(Protocol):
     name: str
@@ -85,6 +89,7 @@ class SearchContext:
     entities: list[dict[str, str]] = field(default_factory=list)
     lexical: Any = None  # the lexical generator's LexicalResult (term statistics), if it ran
     unknown_names: list[str] = field(default_factory=list)  # capitalised query words no readable record holds
+    lexical_doclists: dict[str, Any] = field(default_factory=dict)  # term -> FTS5 doclist, reused by the lifecycle probe
     pool: dict[int, Candidate] = field(default_factory=dict)
     generated: dict[str, list[int]] = field(default_factory=dict)
     ranking: list[Candidate] = field(default_factory=list)
@@ -100,6 +105,8 @@ class SearchContext:
     response_explanation: ResponseExplanation | None = None
     stages: list[StageTrace] = field(default_factory=list)
     started: float = field(default_factory=time.perf_counter)
+    log_ms: float | None = None  # set by the log stage: its own time and the total, as written to the row
+    total_ms: float | None = None
     _current: StageTrace | None = None
 
     # -- used by stages ------------------------------------------------------------------------

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
-
 from ..clock import parse_ts
-from ..store.records import blob_to_vector, fetch_records
+from ..store.records import fetch_records
 from .filters import index_mask
 from .fts_query import query_terms
 from .generators import COSINE_DIGITS, dense_candidates, entity_candidates, lexical_candidates
@@ -235,8 +233,9 @@ class GateStage:
 def lifecycle_probe(ctx: SearchContext) -> dict:
     """On an empty answer: would superseded or expired records in the readable scopes have passed?
 
-    Reruns the generators with the historical statuses and counts the records they find that are
-    strong gate evidence but were excluded by lifecycle alone.
+    Reruns the generators with the historical statuses (dense only over the rows the wider filter
+    adds; lexical from the doclists the lexical stage already read, so FTS5 is not asked again) and
+    counts the records they find that are strong gate evidence but were excluded by lifecycle alone.
     """
     s = ctx.settings
     deps = ctx.deps
@@ -245,13 +244,18 @@ def lifecycle_probe(ctx: SearchContext) -> dict:
     found: dict[int, Candidate] = {}
     mask = index_mask(deps.index, flt, [])
     if ctx.query_vec is not None:
-        for cand in dense_candidates(deps.store, deps.index, flt, mask, ctx.query_vec, s.candidates_per_generator)[0]:
+        # Only rows the wider filter adds (superseded, expired, lapsed): usually few, so this is a
+        # small gathered product, not a second scan of the whole matrix.
+        dense_mask = mask.copy()
+        if ctx.mask is not None and ctx.mask.shape == dense_mask.shape:
+            dense_mask &= ~ctx.mask
+        for cand in dense_candidates(deps.store, deps.index, flt, dense_mask, ctx.query_vec, s.candidates_per_generator)[0]:
             found[cand.seq] = cand
     terms = query_terms(ctx.query, s.lexical_max_terms)
     lexical = None
     if terms:
         cands, lexical = lexical_candidates(deps.store, flt, readable_lookup(deps.index, mask), terms, s.candidates_per_generator,
-                                            s.lexical_max_df_share, s.lexical_max_postings)
+                                            s.lexical_max_df_share, s.lexical_max_postings, doclists=ctx.lexical_doclists)
         for cand in cands:
             kept = found.setdefault(cand.seq, cand)
             kept.lexical, kept.lexical_terms = cand.lexical, cand.lexical_terms
@@ -301,22 +305,18 @@ class CollapseStage:
         store = ctx.deps.store
         with store.lock:
             rows = {row[0]: row for row in store.conn.execute(
-                f"SELECT seq, status, content, embedding FROM records WHERE seq IN ({','.join('?' * len(seqs))})", seqs)}
+                f"SELECT seq, status, content FROM records WHERE seq IN ({','.join('?' * len(seqs))})", seqs)}
         present: list[Candidate] = []
-        dim = ctx.deps.embedder.dim
-        vectors = np.zeros((len(seqs), dim), dtype=np.float32)
         for cand in ctx.ranking:
             row = rows.get(cand.seq)
             if row is None or row["status"] == "deleted":
                 ctx.drop(cand, "record was deleted while the search ran")
                 continue
             cand.content = row["content"]
-            if row["embedding"] is not None:
-                vector = blob_to_vector(row["embedding"])
-                if vector.shape[0] == dim:
-                    vectors[len(present)] = vector
             present.append(cand)
-        vectors = vectors[: len(present)]
+        # The vectors come from the in-memory index (already refreshed for this search), not from
+        # the store's blobs: reading and decoding 30 blobs was most of this stage's time.
+        vectors = ctx.deps.index.vectors([c.seq for c in present])
         kept_ids, absorbed = collapse_near_duplicates([c.record_id for c in present], vectors, threshold)
         by_id = {c.record_id: c for c in present}
         for cand in present:

@@ -14,8 +14,11 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
+import numpy as np
+
 from ..clock import Clock, format_ts, parse_ts
 from ..embed.base import Embedder
+from ..embed.cache import QueryVectorCache
 from ..errors import InvalidInputError
 from ..ids import new_id
 from ..index.vector_index import VectorIndex
@@ -32,7 +35,7 @@ from .pipeline import PassageScorer, Pipeline, SearchContext, Stage
 from .ranking import BudgetStage, CollapseStage, FreshnessStage, FusionStage, GateStage
 from .rerank import RerankStage, build_reranker
 from .rewrite import QueryRewriter
-from .search_log import LogStage, finish_log_row, load_search, log_failure, logged_request
+from .search_log import LogStage, load_search, log_failure, logged_request
 from .search_types import SearchRequest, SearchResponse, SearchResult, SearchTrace
 
 _DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -75,6 +78,7 @@ class Retriever:
         self._stats_lock = threading.Lock()
         self._term_counts_key: tuple | None = None
         self._term_counts: dict[str, int] = {}
+        self.query_vectors = QueryVectorCache(settings().query_cache_size)
 
     # -- dependencies used by stages ------------------------------------------------------------
 
@@ -97,6 +101,13 @@ class Retriever:
             if key != self._term_counts_key or len(self._term_counts) > 50_000:
                 self._term_counts_key, self._term_counts = key, {}
             return self._term_counts
+
+    def query_vector(self, text: str, settings: RetrievalSettings) -> tuple[np.ndarray, bool]:
+        """The query's vector and whether it came from the bounded cache (bypassed when the
+        settings in force set ``query_cache_size`` to 0)."""
+        if settings.query_cache_size == 0 or self.query_vectors.max_entries == 0:
+            return np.asarray(self.embedder.embed([text])[0], dtype=np.float32), False
+        return self.query_vectors.vector(self.embedder, text)
 
     def set_reranker(self, scorer) -> None:
         """Use ``scorer`` (anything with ``score(query, passages) -> list[float]``) as the reranker."""
@@ -154,8 +165,11 @@ class Retriever:
             if not any(stage.name == "log_write" and stage.status == "ran" for stage in ctx.stages):
                 log_failure(ctx, exc)
             raise
-        total = ctx.elapsed_ms()
-        finish_log_row(self.store, ctx.search_id, {s.name: s.ms for s in ctx.stages}, total)
+        # The response reports the timings the log row holds (written once, inside log_write).
+        total = ctx.total_ms if ctx.total_ms is not None else ctx.elapsed_ms()
+        for stage in ctx.stages:
+            if stage.name == "log_write" and ctx.log_ms is not None:
+                stage.ms = ctx.log_ms
         results = [SearchResult(c.record, c.content, e) for c, e in zip(ctx.results, ctx.explanations)]
         return SearchResponse(
             search_id=ctx.search_id, at=ctx.at, request=request, results=results,

@@ -1,19 +1,24 @@
 """The search log: one ``search_log`` row per search, and rebuilding a response from it.
 
-A row holds the request, the retrieval settings and embedder in force, the readable scopes with
-their reasons, every stage's trace (ids, ranks, scores, decisions and reasons), the result
-explanations, the response explanation and per-stage latency. It holds no record text: results
+A row holds the request, the retrieval settings (by content hash: the settings themselves are
+stored once in ``search_settings``) and embedder in force, the readable scopes with their
+reasons, every stage's trace (ids, ranks, scores, decisions and reasons), the result
+explanations, the response explanation and per-stage latency. The row is inserted once, with its
+final timings, and its trace is zlib-compressed JSON (:func:`decode_row` reads every column back;
+``generators`` lists are derived from the stage outputs rather than stored twice). It holds no record text: results
 are rebuilt by id from the store, so a forgotten record shows as deleted and its text is gone
 from the log too.
 """
 
 from __future__ import annotations
 
+import hashlib
+import time
 from typing import Any
 
 from ..errors import NotFoundError
 from ..settings import RetrievalSettings
-from ..store.db import Store, dumps, loads
+from ..store.db import Store, dumps, dumps_compressed, loads
 from ..store.paging import Where, select_page
 from ..store.records import fetch_records
 from .search_types import ResponseExplanation, ResultExplanation, SearchRequest, SearchResponse, SearchResult, SearchTrace, StageTrace
@@ -24,74 +29,106 @@ LOG_STAGE = "log_write"
 
 
 class LogStage:
-    """Write the search's row (runs even when the search ended empty)."""
+    """Write the search's row, once, with its final timings (runs even when the search ended empty)."""
 
     name = LOG_STAGE
     always = True
 
     def run(self, ctx: SearchContext) -> SearchContext:
-        deps = ctx.deps
+        began = time.perf_counter()
         req = ctx.request
         trace = {
-            "generators": generator_lists(ctx),
             "stages": [s.to_dict() for s in ctx.stages if s.name != LOG_STAGE],
             "results": [e.to_dict() for e in ctx.explanations],
             "response": ctx.response_explanation.to_dict() if ctx.response_explanation else None,
         }
-        request = {
-            "request": req.to_dict(),
-            "settings": ctx.settings.model_dump(mode="json"),
-            "embedder": {"model": deps.embedder.model_name, "version": deps.embedder.model_version},
-        }
         scopes = {"readable": dict(ctx.access.readable), "ignored": dict(ctx.access.ignored)} if ctx.access else {}
-        stages = {s.name: s.ms for s in ctx.stages if s.name != LOG_STAGE}
-        with deps.store.transaction() as conn:
+        trace_blob = dumps_compressed(trace)
+        result_ids = dumps([e.record_id for e in ctx.explanations])
+        scopes_blob = dumps(scopes)
+        with ctx.deps.store.transaction() as conn:
+            request = _request_blob(conn, ctx)
+            # The row's own timings are taken last, inside the transaction, so it is written once
+            # and still records what the log write cost (everything but the commit itself).
+            ctx.log_ms = round((time.perf_counter() - began) * 1000.0, 3)
+            stages = {s.name: s.ms for s in ctx.stages if s.name != LOG_STAGE} | {LOG_STAGE: ctx.log_ms}
+            ctx.total_ms = ctx.elapsed_ms()
             conn.execute(
                 "INSERT INTO search_log (id, at, agent_id, user_id, session_id, raw_query, rewritten_query, rewrite_status, "
                 "request, scopes, trace, result_ids, empty_reason, stages, total_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (ctx.search_id, ctx.at, req.agent_id, req.user_id, req.session_id, req.query, ctx.rewritten_query,
-                 ctx.rewrite_status, dumps(request), dumps(scopes), dumps(trace),
-                 dumps([e.record_id for e in ctx.explanations]), ctx.empty_reason, dumps(stages), ctx.elapsed_ms()),
+                 ctx.rewrite_status, request, scopes_blob, trace_blob, result_ids, ctx.empty_reason, dumps(stages), ctx.total_ms),
             )
         ctx.io(outputs={"search_id": ctx.search_id})
         return ctx
 
 
+def settings_id(conn, settings: RetrievalSettings, at: str) -> str:
+    """The content hash naming ``settings`` in ``search_settings`` (stored on first use)."""
+    text = dumps(settings.model_dump(mode="json"))
+    key = hashlib.sha256(text.encode()).hexdigest()[:16]
+    conn.execute("INSERT OR IGNORE INTO search_settings (id, settings, first_used_at) VALUES (?,?,?)", (key, text, at))
+    return key
+
+
+def _request_blob(conn, ctx: SearchContext) -> str:
+    embedder = ctx.deps.embedder
+    return dumps({"request": ctx.request.to_dict(), "settings_id": settings_id(conn, ctx.settings, ctx.at),
+                  "embedder": {"model": embedder.model_name, "version": embedder.model_version}})
+
+
 def log_failure(ctx: SearchContext, exc: BaseException) -> None:
     """A search that raised still gets its row: the stages it got through and the error."""
-    deps, req = ctx.deps, ctx.request
+    req = ctx.request
     error = f"search failed: {type(exc).__name__}: {exc}"
-    trace = {"generators": {}, "stages": [s.to_dict() for s in ctx.stages], "results": [], "response": None, "error": error}
-    request = {"request": req.to_dict(), "settings": ctx.settings.model_dump(mode="json"),
-               "embedder": {"model": deps.embedder.model_name, "version": deps.embedder.model_version}}
-    with deps.store.transaction() as conn:
+    trace = {"stages": [s.to_dict() for s in ctx.stages], "results": [], "response": None, "error": error}
+    with ctx.deps.store.transaction() as conn:
         conn.execute(
             "INSERT OR IGNORE INTO search_log (id, at, agent_id, user_id, session_id, raw_query, rewritten_query, rewrite_status, "
             "request, scopes, trace, result_ids, empty_reason, stages, total_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (ctx.search_id, ctx.at, req.agent_id, req.user_id, req.session_id, req.query, ctx.rewritten_query,
-             ctx.rewrite_status, dumps(request), dumps({}), dumps(trace), "[]", error,
+             ctx.rewrite_status, _request_blob(conn, ctx), dumps({}), dumps_compressed(trace), "[]", error,
              dumps({s.name: s.ms for s in ctx.stages}), ctx.elapsed_ms()),
         )
 
 
-def generator_lists(ctx: SearchContext) -> dict[str, list[dict[str, Any]]]:
+def generator_lists(stages: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     """Each generator's candidates in rank order as ``{"id", "rank", "score"}`` (cosine for dense,
-    the lexical score for lexical, none for entity), the shape log readers use."""
+    the lexical score for lexical, none for entity), read from the logged stage outputs."""
     out: dict[str, list[dict[str, Any]]] = {}
-    for name, attr in (("dense", "cosine"), ("lexical", "lexical"), ("entity", None)):
-        items = []
-        for rank, seq in enumerate(ctx.generated.get(name, []), start=1):
-            cand = ctx.pool[seq]
-            score = getattr(cand, attr) if attr else None
-            items.append({"id": cand.record_id, "rank": rank, "score": round(score, 6) if score is not None else None})
-        out[name] = items
+    by_name = {s.get("name"): s for s in stages}
+    for name, key in (("dense", "cosine"), ("lexical", "lexical"), ("entity", None)):
+        items = ((by_name.get(name) or {}).get("outputs") or {}).get("candidates") or []
+        out[name] = [{"id": c["id"], "rank": c["rank"], "score": c.get(key) if key else None} for c in items]
     return out
 
 
-def finish_log_row(store, search_id: str, stages: dict[str, float], total_ms: float) -> None:
-    """Record the final timings (including the log write itself) on the row."""
-    with store.transaction() as conn:
-        conn.execute("UPDATE search_log SET stages = ?, total_ms = ? WHERE id = ?", (dumps(stages), total_ms, search_id))
+def decode_trace(value) -> dict[str, Any]:
+    """A logged ``trace`` column as a dict, with each generator's list (``generators``) derived
+    from the stage outputs (the row does not store them twice)."""
+    trace = loads(value, {}) or {}
+    if "generators" not in trace:
+        trace["generators"] = generator_lists(trace.get("stages") or [])
+    return trace
+
+
+def decode_request(store, value) -> dict[str, Any]:
+    """A logged ``request`` column with its retrieval ``settings`` read back from ``search_settings``."""
+    blob = loads(value, {}) or {}
+    if "settings" not in blob and blob.get("settings_id"):
+        text = store.scalar("SELECT settings FROM search_settings WHERE id = ?", (blob["settings_id"],))
+        blob["settings"] = loads(text, {})
+    return blob
+
+
+def decode_row(store, row) -> dict[str, Any]:
+    """A search_log row with every JSON column decoded and expanded (what log readers use)."""
+    out = dict(row)
+    out["request"] = decode_request(store, out.get("request"))
+    out["trace"] = decode_trace(out.get("trace"))
+    for column in ("scopes", "result_ids", "stages"):
+        out[column] = loads(out.get(column), {} if column != "result_ids" else [])
+    return out
 
 
 def _row(store, search_id: str):
@@ -103,7 +140,7 @@ def _row(store, search_id: str):
 
 def logged_request(store: Store, search_id: str) -> tuple[SearchRequest, RetrievalSettings]:
     """The request and retrieval settings a logged search ran with (what a replay needs)."""
-    blob = loads(_row(store, search_id)["request"], {})
+    blob = decode_request(store, _row(store, search_id)["request"])
     return SearchRequest.from_dict(blob["request"]), RetrievalSettings.model_validate(blob["settings"])
 
 
@@ -114,7 +151,7 @@ def load_search(store: Store, search_id: str) -> SearchResponse:
     text); everything else (ranks, scores, decisions, reasons, timings) is as logged.
     """
     row = _row(store, search_id)
-    request_blob = loads(row["request"], {})
+    request_blob = decode_request(store, row["request"])
     trace_blob = loads(row["trace"], {})
     stages_ms = loads(row["stages"], {})
     stages = [StageTrace.from_dict(s) for s in trace_blob.get("stages", [])]

@@ -253,6 +253,7 @@ class ResponseExplanation:
     returned: int
     empty_reason: str | None
     summary: str
+    dense_index: dict[str, Any] | None = None  # how the dense search ran: exact scan or approximate index, and why
 
     def to_dict(self) -> dict[str, Any]:
         return _shallow(self)

@@ -25,6 +25,7 @@ from ..errors import EmbedderMismatchError, InvalidInputError, NotFoundError, Po
 from ..extract.runner import ExtractionRunner
 from ..ids import new_id
 from ..index.reembed import reembed_store
+from ..index.ann import backend_factory
 from ..index.vector_index import VectorIndex
 from ..ingest.evidence import AnthropicEntailmentJudge, OfflineEntailmentJudge
 from ..ingest.lifecycle import Lifecycle
@@ -54,7 +55,8 @@ class MemoryService(ExtractionMethods):
         self.clock = clock
         self.embedder = embedder
         self.llm = llm
-        self.index = VectorIndex(store, embedder.dim)
+        r = settings.retrieval  # the approximate backend only engages above r.ann_min_records rows
+        self.index = VectorIndex(store, embedder.dim, backend_factory(r.ann_min_records, r.ann_exact_below_allowed, r.ann_nprobe))
         offline_judge = OfflineEntailmentJudge(embedder.embed, settings.write.entailment_min_coverage, settings.write.entailment_min_cosine)
         self.judge = (
             AnthropicEntailmentJudge(llm, offline_judge)

@@ -8,6 +8,7 @@ SQLite's write lock up front (``BEGIN IMMEDIATE``) so a multi-statement write is
 from __future__ import annotations
 
 import json
+import zlib
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -144,7 +145,20 @@ def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-def loads(value: str | None, default: Any = None) -> Any:
-    if value is None or value == "":
+COMPRESSED_JSON = b"Z1"  # prefix of a zlib-compressed JSON column (search_log.trace)
+
+
+def dumps_compressed(value: Any) -> bytes:
+    """Compact JSON, zlib-compressed, for large repetitive columns; :func:`loads` reads it back."""
+    return COMPRESSED_JSON + zlib.compress(dumps(value).encode(), 1)
+
+
+def loads(value: str | bytes | None, default: Any = None) -> Any:
+    """Decode a JSON column (plain text, or bytes written by :func:`dumps_compressed`)."""
+    if value is None or value == "" or value == b"":
         return default
+    if isinstance(value, bytes):
+        if value.startswith(COMPRESSED_JSON):
+            value = zlib.decompress(value[len(COMPRESSED_JSON):])
+        return json.loads(value)
     return json.loads(value)

@@ -351,3 +351,19 @@ def _m0020_extraction_jobs(conn: sqlite3.Connection) -> None:
         );
         """,
     )
+
+
+@migration(70, "search settings kept once per distinct configuration")
+def _m0070_search_settings(conn: sqlite3.Connection) -> None:
+    # A search_log row names its retrieval settings by content hash instead of carrying the whole
+    # settings object (about 1.5 KB) on every row; replay and load_search read them back here.
+    _script(
+        conn,
+        """
+        CREATE TABLE search_settings (
+            id TEXT PRIMARY KEY,
+            settings TEXT NOT NULL,
+            first_used_at TEXT NOT NULL
+        );
+        """,
+    )

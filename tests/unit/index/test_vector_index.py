@@ -1,8 +1,10 @@
 import multiprocessing as mp
 
 import numpy as np
+import pytest
 
 from memory_core import FixedClock, MemoryService, load_settings
+from memory_core.index.ann import IvfBackend
 from memory_core.index.exact import ExactBackend
 from tests.fakes import HashingEmbedder
 
@@ -12,8 +14,18 @@ def unit(values):
     return v / np.linalg.norm(v)
 
 
-def test_exact_backend_search_respects_mask_and_dead_rows():
-    backend = ExactBackend(3, capacity=2)
+def _ivf(dim, capacity=1024):
+    # Thresholds at their lowest so the approximate path answers even these tiny searches.
+    return IvfBackend(dim, capacity, min_records=1, exact_below_allowed=0, nprobe=1, background=False)
+
+
+BACKENDS = [pytest.param(ExactBackend, id="exact"), pytest.param(_ivf, id="faiss-ivf")]
+
+
+@pytest.mark.parametrize("make", BACKENDS)
+def test_backend_search_respects_mask_and_dead_rows(make):
+    """The vector-index contract every backend passes."""
+    backend = make(3, capacity=2)
     backend.upsert(10, unit([1, 0, 0]))
     backend.upsert(11, unit([0.9, 0.1, 0]))
     backend.upsert(12, unit([0, 1, 0]))  # forces growth past the initial capacity
@@ -25,6 +37,40 @@ def test_exact_backend_search_respects_mask_and_dead_rows():
     assert [seq for seq, _ in backend.search(query, 3)] == [11, 12]
     assert backend.count() == 2
     assert abs(backend.search(query, 1)[0][1] - float(unit([0.9, 0.1, 0]) @ query)) < 1e-6
+    assert backend.similarity(query, [10, 11, 99]) == {11: pytest.approx(float(unit([0.9, 0.1, 0]) @ query))}
+    assert list(backend.seqs()) == [10, 11, 12] and backend.row_of(12) == 2
+    short = np.array([False, True])  # a mask computed before the last row was added: that row is not allowed
+    assert [seq for seq, _ in backend.search(query, 3, short)] == [11]
+    backend.upsert(10, unit([0, 0, 1]))  # a deleted row can come back with a new vector
+    assert [seq for seq, _ in backend.search(unit([0, 0, 1]), 1)] == [10]
+
+
+def test_ivf_backend_reports_how_it_answered_and_falls_back_to_exact():
+    backend = IvfBackend(3, min_records=2, exact_below_allowed=1, nprobe=1, background=False)
+    backend.upsert(1, unit([1, 0, 0]))
+    backend.search(unit([1, 0, 0]), 1)
+    assert backend.last_search["method"] == "exact" and "not built" in backend.last_search["why"]
+    backend.upsert(2, unit([0, 1, 0]))
+    backend.upsert(3, unit([0, 0, 1]))
+    assert backend.wait_until_built()
+    assert backend.search(unit([1, 0, 0]), 1)[0][0] == 1 and backend.last_search["method"] == "approximate"
+    only_one = np.array([True, False, False])
+    assert backend.search(unit([0, 1, 0]), 1, only_one) == [(1, 0.0)]
+    assert backend.last_search["method"] == "exact" and "1 allowed rows" in backend.last_search["why"]
+
+
+def test_a_service_above_the_threshold_uses_the_approximate_index_and_says_so(tmp_path, clock):
+    settings = load_settings(retrieval={"ann_min_records": 3, "ann_exact_below_allowed": 0})
+    with MemoryService.open(tmp_path / "m.sqlite", settings, clock=clock, embedder=HashingEmbedder()) as service:
+        service.grant("a", "user:u", read=True, write=True, actor="t")
+        session = service.start_session(agent_id="a", user_id="u")
+        for i, text in enumerate(["red apples", "green pears", "blue plums", "yellow lemons"]):
+            session.call_tool("memory_write", {"type": "semantic", "content": f"The user likes {text}.", "attribute": f"fruit{i}"})
+        assert service.index.backend.wait_until_built(60)
+        response = service.search(agent_id="a", user_id="u", query="green pears")
+        assert response.explanation.dense_index["method"] == "approximate"
+        assert response.trace.stage("dense").outputs["index"]["rescored"] == "exact cosine"
+        assert "pears" in response.results[0].content
 
 
 def test_index_mask_filters_scope_status_and_type(alice, service):

@@ -48,6 +48,22 @@ def test_only_superseded_matches_say_so(make_service):
     assert search(service, alice, "favourite editor Emacs", historical=True).record_ids[0] == old
 
 
+def test_the_empty_answer_is_explained_without_running_fts_again(make_service):
+    service = make_service(cosine_floor=0.5)
+    alice = _principal(service)
+    old = write(alice, "The user's favourite editor is Emacs.", attribute="editor")
+    write(alice, "The user switched tools last year.", attribute="editor")
+    statements: list[str] = []
+    service.store.conn.set_trace_callback(statements.append)
+    try:
+        response = search(service, alice, "favourite editor Emacs")
+    finally:
+        service.store.conn.set_trace_callback(None)
+    assert response.explanation.gate["lifecycle_probe"]["ids"] == [old]
+    matches = [sql for sql in statements if "MATCH" in sql and not sql.startswith("--")]  # "--": FTS5 internals
+    assert len(matches) == 3, matches  # one doclist per query term, read by the lexical stage and reused by the probe
+
+
 def test_an_entity_match_with_support_lets_the_result_set_through(make_service):
     service = make_service(cosine_floor=0.99, lexical_floor=0.95, entity_support_cosine=0.99, entity_support_lexical=0.15)
     alice = _principal(service)

@@ -5,6 +5,7 @@ import threading
 
 import pytest
 
+from memory_core.store.db import dumps, loads
 from memory_core.retrieve.rerank import FlagRerankerScorer
 
 from .helpers import search, write
@@ -101,7 +102,7 @@ def test_a_timeout_keeps_the_fused_order_and_is_logged(make_service):
     outcome = response.explanation.rerank
     assert outcome["status"] == "timeout" and outcome["fallback"] == "fused order kept"
     row = service.store.query_one("SELECT trace FROM search_log WHERE id = ?", (response.search_id,))
-    assert '"status":"timeout"' in row["trace"]
+    assert '"status":"timeout"' in dumps(loads(row["trace"]))  # the trace column is compressed JSON
 
 
 def test_a_timeout_in_replace_mode_applies_the_deferred_floors(make_service):

@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from memory_core.retrieve.search_log import decode_row
 from memory_core import load_settings
 from memory_core.store.db import dumps
 
@@ -74,7 +75,7 @@ def test_no_stage_response_or_log_row_names_an_unreadable_record(service, world,
     for query, hints in (("sushi with Priya", []), ("Priya", ["Priya", "atlas", "secret"]), ("budget approved", [])):
         response = service.search(agent_id=agent, user_id=user, query=query, entity_hints=hints, limit=50, historical=True)
         row = service.store.query_one("SELECT * FROM search_log WHERE id = ?", (response.search_id,))
-        seen = _ids_in(response.to_dict(include_records=False)) | _ids_in(json.dumps(dict(row)))
+        seen = _ids_in(response.to_dict(include_records=False)) | _ids_in(json.dumps(decode_row(service.store, row)))
         for record_id in seen:
             assert service.record(record_id).scope in readable, (query, record_id)
         assert not seen & {world[name] for name in hidden}

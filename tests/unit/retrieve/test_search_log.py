@@ -6,6 +6,7 @@ import pytest
 
 from memory_core.errors import NotFoundError
 from memory_core.retrieve import list_searches, load_search
+from memory_core.retrieve.search_log import decode_row
 from memory_core.store.db import loads
 
 from .helpers import search, write
@@ -22,20 +23,23 @@ def test_one_row_per_search_with_everything_but_record_text(service, alice):
     before = service.store.scalar("SELECT COUNT(*) FROM search_log")
     response = search(service, alice, "locker code", session_id=alice.id)
     assert service.store.scalar("SELECT COUNT(*) FROM search_log") == before + 1
-    row = _row(service, response.search_id)
+    raw = _row(service, response.search_id)
+    assert isinstance(raw["trace"], bytes)  # compressed: decoded below, and the text checked there
+    row = decode_row(service.store, raw)
     text = json.dumps(row)
     assert "ZEBRA" not in text and "4471" not in text
     assert row["raw_query"] == "locker code" and row["agent_id"] == "assistant" and row["session_id"] == alice.id
-    assert loads(row["result_ids"]) == [record_id]
-    stages = loads(row["stages"])
+    assert row["result_ids"] == [record_id]
+    stages = row["stages"]
     assert set(stages) == {s.name for s in response.trace.stages} and "log_write" in stages
     assert row["total_ms"] == response.total_ms
-    trace = loads(row["trace"])
+    trace = row["trace"]
     assert trace["generators"]["dense"][0] == {"id": record_id, "rank": 1, "score": pytest.approx(response.results[0].explanation.cosine, abs=1e-6)}
-    request = loads(row["request"])
+    request = row["request"]
+    assert "settings" not in loads(raw["request"]) and request["settings_id"]  # the settings are stored once
     assert request["settings"]["cosine_floor"] == service.settings.retrieval.cosine_floor
     assert request["embedder"]["model"] == "test/hashing-embedder"
-    assert set(loads(row["scopes"])["readable"]) == {"agent:assistant/alice", "user:alice"}
+    assert set(row["scopes"]["readable"]) == {"agent:assistant/alice", "user:alice"}
 
 
 @pytest.mark.parametrize("query", ["locker code", "quantum chromodynamics", "locker"])
@@ -67,8 +71,8 @@ def test_forgetting_a_record_leaves_no_text_and_the_rebuilt_result_shows_it_dele
     rebuilt = load_search(service.store, response.search_id)
     assert rebuilt.results[0].record.status == "deleted" and rebuilt.results[0].content is None
     assert rebuilt.results[0].explanation.record_id == record_id
-    dump = service.store.query("SELECT * FROM search_log")
-    assert "ZEBRA" not in json.dumps([dict(r) for r in dump])
+    dump = [decode_row(service.store, r) for r in service.store.query("SELECT * FROM search_log")]
+    assert "ZEBRA" not in json.dumps(dump)
 
 
 def test_replay_runs_the_logged_request_again_and_is_logged_as_a_replay(service, alice):
@@ -106,5 +110,22 @@ def test_a_search_that_raises_still_leaves_its_row(service, alice):
     row = service.store.query_one("SELECT * FROM search_log ORDER BY seq DESC LIMIT 1")
     assert row["empty_reason"] == "search failed: RuntimeError: model crashed"
     assert [s["name"] for s in loads(row["trace"])["stages"]][-1] == "query_embedding"
+    assert row["trace"].startswith(b"Z1")
     rebuilt = load_search(service.store, row["id"])
     assert rebuilt.empty and rebuilt.explanation is None and rebuilt.to_dict()["empty_reason"].startswith("search failed")
+
+
+def test_the_row_is_written_once_small_and_still_rebuilds_every_stage(service, alice):
+    for i in range(40):
+        write(alice, f"The user visited museum number {i} in Lisbon on a rainy day.", type="episodic", event_at="2026-02-01")
+    writes_before = service.store.conn.total_changes
+    response = search(service, alice, "museum Lisbon rainy day", limit=5)
+    # one INSERT into search_log (and one INSERT OR IGNORE of the settings): no later UPDATE
+    assert service.store.conn.total_changes - writes_before <= 2
+    raw = _row(service, response.search_id)
+    size = sum(len(v) if isinstance(v, (str, bytes)) else 8 for v in raw.values())
+    assert size < 8000, size
+    rebuilt = load_search(service.store, response.search_id)
+    assert rebuilt.to_dict(include_records=False) == response.to_dict(include_records=False)
+    assert [s.name for s in rebuilt.trace.stages] == [s.name for s in response.trace.stages]
+    assert rebuilt.trace.stage("log_write").ms == response.trace.stage("log_write").ms
