@@ -273,6 +273,15 @@ class UISettings(_Section):
     page_size: int = Field(50, ge=5, le=1000, description="Rows per page in the admin app's lists.")
 
 
+class AdapterSettings(_Section):
+    trigger_mode: Literal["tool_only", "auto", "hybrid"] = Field(
+        "tool_only",
+        description="Who calls memory_search in framework adapters (Deep Agents, CrewAI): tool_only, the model "
+        "through its tool; auto, the host once per user turn, appending a non-empty result as a tool-result "
+        "message, with the search tool not offered; hybrid, both. An adapter's own trigger_mode argument wins.",
+    )
+
+
 class Settings(BaseSettings):
     """All configuration for a memory service."""
 
@@ -284,6 +293,7 @@ class Settings(BaseSettings):
     extraction: ExtractionSettings = Field(default_factory=ExtractionSettings, description="Session extraction.")
     anthropic: AnthropicSettings = Field(default_factory=AnthropicSettings, description="Hosted model access.")
     ui: UISettings = Field(default_factory=UISettings, description="Admin app.")
+    adapters: AdapterSettings = Field(default_factory=AdapterSettings, description="Framework adapters.")
 
 
 class _DefaultsOnly(Settings):
