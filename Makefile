@@ -9,11 +9,25 @@ STAMP := $(VENV)/.installed
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
+# Agent frameworks: no telemetry, tracing or usage reporting from tests or examples.
+export CREWAI_TRACING_ENABLED := false
+export CREWAI_DISABLE_TELEMETRY := true
+export CREWAI_DISABLE_TRACKING := true
+export OTEL_SDK_DISABLED := true
+export LANGSMITH_TRACING := false
+export LANGCHAIN_TRACING_V2 := false
+export ANONYMIZED_TELEMETRY := false
+
+# CrewAI pins pydantic 2.12 (the main stack is on 2.14), so it gets its own venv with the project
+# installed --no-deps over memory_core's light runtime deps; Deep Agents shares .venv.
+CREWAI_VENV := .venv-crewai
+CREWAI_PY := $(CREWAI_VENV)/bin/python
+CREWAI_STAMP := $(CREWAI_VENV)/.installed
 
 DEMO_STORE ?= var/demo.sqlite
 PORT ?= 8501
 
-.PHONY: install browser test run demo-store screenshots clean
+.PHONY: install browser test test-crewai crewai-venv run demo-store screenshots clean
 
 $(STAMP): requirements.txt requirements-dev.txt requirements.lock pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -26,11 +40,25 @@ $(STAMP): requirements.txt requirements-dev.txt requirements.lock pyproject.toml
 
 install: $(STAMP)
 
+$(CREWAI_STAMP): requirements-crewai.txt requirements-crewai.lock pyproject.toml
+	test -x $(CREWAI_PY) || $(PYTHON) -m venv $(CREWAI_VENV)
+	$(CREWAI_PY) -m pip install --quiet --upgrade pip
+	$(CREWAI_PY) -m pip install --quiet -r requirements-crewai.txt -c requirements-crewai.lock
+	$(CREWAI_PY) -m pip install --quiet --no-deps -e .
+	touch $(CREWAI_STAMP)
+
+crewai-venv: $(CREWAI_STAMP)
+
+# The adapter contract suite and the Deep Agents/CrewAI equivalence test, in the CrewAI venv.
+test-crewai: crewai-venv
+	$(CREWAI_PY) -m pytest -q -p no:cacheprovider -W ignore::DeprecationWarning tests/adapters
+
 browser:
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
-test: install browser
+test: install browser crewai-venv
 	$(PY) -m pytest -q
+	$(MAKE) --no-print-directory test-crewai
 
 # Refresh docs/screenshots/ from a freshly built demo store (not part of `make test`).
 screenshots: install browser
@@ -43,4 +71,4 @@ run: install
 	$(VENV)/bin/agent-memory serve --path $(DEMO_STORE) --demo --port $(PORT)
 
 clean:
-	rm -rf $(VENV) var
+	rm -rf $(VENV) $(CREWAI_VENV) var

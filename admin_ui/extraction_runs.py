@@ -26,7 +26,7 @@ def ended_sessions(service, agent_id: str | None = None, user_id: str | None = N
                    page_size: int = 50) -> Page:
     """Ended sessions, newest first, each with its latest extraction run."""
     where = Where().add("s.ended_at IS NOT NULL").equal("s.agent_id", agent_id).equal("s.user_id", user_id)
-    columns = ("s.id AS session_id, s.agent_id, s.user_id, s.project_id, s.started_at, s.ended_at, "
+    columns = ("s.id AS session_id, s.agent_id, s.user_id, s.project_id, s.framework, s.trigger_mode, s.started_at, s.ended_at, "
                "(SELECT COUNT(*) FROM turns t WHERE t.session_id = s.id) AS turns, "
                "(SELECT r.id FROM extraction_runs r WHERE r.session_id = s.id ORDER BY r.created_at DESC, r.rowid DESC LIMIT 1) AS latest_run, "
                "(SELECT r.status FROM extraction_runs r WHERE r.session_id = s.id ORDER BY r.created_at DESC, r.rowid DESC LIMIT 1) AS run_status")

@@ -1,7 +1,7 @@
 """The explorer's score chart: one panel per generator, each on its own scale, bars labelled by content.
 
-Cosine similarity (0 to 1) and BM25 (unbounded) cannot share an axis, so each generator gets a
-panel. Labels are the first words of each record's content: memory text is untrusted, so it
+Cosine similarity and the lexical score (the share of the query's weighted terms a record holds)
+mean different things, so each generator gets a panel. Labels are the first words of each record's content: memory text is untrusted, so it
 is HTML-escaped (plotly would otherwise render tags such as ``<a>`` or ``<b>`` in labels).
 """
 
@@ -14,7 +14,7 @@ from plotly.subplots import make_subplots
 
 from memory_core.charts import GENERATOR_ORDER, empty_figure, generator_rows
 
-SCALES = {"dense": "cosine similarity", "lexical": "BM25 score", "entity": "entity match score"}
+SCALES = {"dense": "cosine similarity", "lexical": "lexical score (0 to 1)", "entity": "entity match score"}
 
 
 def plain(text: object) -> str:

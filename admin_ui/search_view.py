@@ -59,6 +59,11 @@ def render_stage_stepper(response, contents: dict[str, str] | None = None) -> No
     stage = stages[int(index) - 1]
     with st.container(border=True, key="explorer_stage_panel"):
         st.text(f"Stage {int(index)} of {count}: {stage.name} · {stage.status} · {stage.ms:.2f} ms")
+        decision = (stage.outputs or {}).get("decision") if stage.name == "gate" else None
+        if decision:  # the gate judges the result set; say what it decided before the details
+            st.text(f"Gate decision: {decision}")
+            if (stage.outputs or {}).get("unknown_names"):
+                st.text("Names in the query that no readable record holds: " + ", ".join(stage.outputs["unknown_names"]))
         for note in stage.notes:
             st.text(note)
         left, right = st.columns(2)
@@ -132,7 +137,7 @@ def render_response(service, identity: Identity, response) -> None:
     with tab_charts:
         rows = search.generator_rows(response)
         st.plotly_chart(charts.generator_ranks_figure(rows, "rank"), key="explorer_chart_ranks")
-        st.caption("Each generator scores on its own scale, so cosine and BM25 have separate axes; bars are "
+        st.caption("Each generator scores on its own scale, so cosine and the lexical score have separate axes; bars are "
                    "labelled with the start of each record's content (its id on hover).")
         st.plotly_chart(search_charts.scores_figure(rows, contents), key="explorer_chart_scores")
         st.plotly_chart(charts.stage_latency_figure(response.trace.timings()), key="explorer_chart_latency")

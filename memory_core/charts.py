@@ -181,6 +181,6 @@ def generator_rows_from_trace(trace: Any) -> list[dict[str, Any]]:
         if stage.get("name") not in GENERATOR_ORDER:
             continue
         for cand in (stage.get("outputs") or {}).get("candidates", []) or []:
-            score = next((cand[k] for k in ("cosine", "bm25", "score") if k in cand), None)
+            score = next((cand[k] for k in ("cosine", "lexical", "bm25", "score") if k in cand), None)
             rows.append({"record_id": cand.get("id"), "generator": stage["name"], "rank": cand.get("rank"), "score": score})
     return rows

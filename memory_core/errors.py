@@ -91,3 +91,15 @@ class ExternalServiceError(MemoryCoreError):
     """A configured hosted model (Anthropic) failed, timed out or answered invalidly."""
 
     code = "external_service"
+
+
+class IdentityError(MemoryCoreError):
+    """A framework run context lacks (or contradicts) the agent, user or session id an adapter needs."""
+
+    code = "identity_missing"
+
+
+class FrameworkUnavailableError(MemoryCoreError):
+    """An adapter's agent framework is not installed in this environment."""
+
+    code = "framework_unavailable"

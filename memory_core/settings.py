@@ -100,23 +100,52 @@ class WriteSettings(_Section):
 
 class RetrievalSettings(_Section):
     candidates_per_generator: int = Field(30, ge=1, le=500, description="Candidates each generator (dense, lexical, entity) may return.")
-    rrf_k: float = Field(60.0, gt=0, description="Reciprocal-rank fusion constant k in 1/(k + rank).")
-    cosine_floor: float = Field(
-        0.42, ge=-1.0, le=1.0,
-        description="Empty-result gate: a candidate passes on dense similarity when its cosine to the query is at "
-        "least this. Calibrated for the packaged MiniLM (docs/retrieval.md); recalibrate after changing the embedder.",
+    rrf_k: float = Field(
+        5.0, gt=0,
+        description="Reciprocal-rank fusion constant k in 1/(k + rank); small k trusts each generator's top ranks more "
+        "(measured on LoCoMo, docs/retrieval.md).",
     )
-    bm25_floor: float = Field(
-        6.5, ge=0.0,
-        description="Empty-result gate: a candidate passes on lexical evidence when its BM25 score (made positive; "
-        "higher is better) is at least this. BM25 grows with store size; calibrated on a store of about 1K records.",
+    cosine_floor: float = Field(
+        0.40, ge=-1.0, le=1.0,
+        description="Empty-result gate: the result set passes when some candidate's cosine to the query is at least this. "
+        "Calibrated for the packaged MiniLM (docs/calibration.md); recalibrate after changing the embedder.",
+    )
+    cosine_floor_unknown_name: float = Field(
+        0.60, ge=-1.0, le=1.0,
+        description="Empty-result gate: the cosine floor instead of cosine_floor when the query names something (a "
+        "capitalised word, not the first) that no readable record holds, such as a person this memory has never seen.",
+    )
+    lexical_floor: float = Field(
+        0.50, ge=0.0, le=1.0,
+        description="Empty-result gate: the result set passes when some candidate's lexical score (the idf-weighted share of "
+        "the query's terms it holds, over readable records; 0 to 1, independent of store size) is at least this.",
+    )
+    entity_support_cosine: float = Field(
+        0.40, ge=-1.0, le=1.0,
+        description="An exact entity match lets the result set pass only with support for the rest of the question: the "
+        "matched record's cosine at least this, or its lexical score on the words other than the name at least entity_support_lexical.",
+    )
+    entity_support_lexical: float = Field(
+        0.50, ge=0.0, le=1.0,
+        description="Lexical support an entity match needs from the words of the query other than the entity's name (0 to 1).",
+    )
+    result_floor: float = Field(
+        0.25, ge=-1.0, le=1.0,
+        description="Once the gate lets a result set through, a candidate whose cosine and lexical score are both below "
+        "this (and which is not strong evidence itself) is still dropped: a junk tail is no answer.",
     )
     freshness_half_life_days: float = Field(
         90.0, gt=0, description="Half-life of the episodic recency weight applied to fused scores."
     )
     freshness_weight: float = Field(
-        0.5, ge=0.0, le=1.0,
-        description="How much of an episodic record's fused score depends on recency (0 disables the adjustment).",
+        0.0, ge=0.0, le=1.0,
+        description="How much of an episodic record's fused score depends on recency (0, the default, disables the "
+        "adjustment: on LoCoMo it lowered recall, also on its recency questions; docs/retrieval.md).",
+    )
+    freshness_scope: Literal["recency_questions", "always"] = Field(
+        "recency_questions",
+        description="When the freshness adjustment applies: only to queries that ask about the present or the recent past "
+        "('currently', 'latest', 'recently', ...), or to every query.",
     )
     collapse_threshold: float = Field(
         0.95, ge=0.5, le=1.0,
@@ -152,17 +181,13 @@ class RetrievalSettings(_Section):
     )
     lexical_max_df_share: float = Field(
         0.5, gt=0.0, le=1.0,
-        description="Single-word query terms found in more than this share of all records are left out of the FTS5 "
-        "expression: BM25 gives them almost no weight, and matching them makes FTS5 score much of the store (1 keeps all).",
+        description="Query terms held by more than this share of the readable records are left out of lexical search "
+        "and its score: they carry almost no information (1 keeps all).",
     )
     lexical_max_postings: int = Field(
         2000, ge=1,
-        description="Cost bound for lexical search: while the kept query terms together occur in more than this many "
-        "records, the most common one is left out (FTS5 scores every match). Binds only on large stores.",
-    )
-    bm25_column_weights: tuple[float, float, float] = Field(
-        (1.0, 1.0, 1.0),
-        description="BM25 weights of the FTS5 columns content, subject and aliases (FTS5's bm25() arguments).",
+        description="Cost bound for lexical search: a query term held by more than this many readable records is left "
+        "out (each kept term's readable postings are read). Binds only on large stores.",
     )
     entity_max_ngram: int = Field(
         4, ge=1, le=8, description="Longest run of query words looked up as an exact entity alias."
@@ -285,6 +310,15 @@ class HousekeepingSettings(_Section):
     )
 
 
+class AdapterSettings(_Section):
+    trigger_mode: Literal["tool_only", "auto", "hybrid"] = Field(
+        "tool_only",
+        description="Who calls memory_search in framework adapters (Deep Agents, CrewAI): tool_only, the model "
+        "through its tool; auto, the host once per user turn, appending a non-empty result as a tool-result "
+        "message, with the search tool not offered; hybrid, both. An adapter's own trigger_mode argument wins.",
+    )
+
+
 class Settings(BaseSettings):
     """All configuration for a memory service."""
 
@@ -297,6 +331,7 @@ class Settings(BaseSettings):
     anthropic: AnthropicSettings = Field(default_factory=AnthropicSettings, description="Hosted model access.")
     ui: UISettings = Field(default_factory=UISettings, description="Admin app.")
     housekeeping: HousekeepingSettings = Field(default_factory=HousekeepingSettings, description="Erasure after forgets and log retention.")
+    adapters: AdapterSettings = Field(default_factory=AdapterSettings, description="Framework adapters.")
 
 
 class _DefaultsOnly(Settings):

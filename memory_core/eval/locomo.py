@@ -51,10 +51,11 @@ class Question:
     category: int
     evidence: tuple[str, ...]
     answer: str | None
+    variant: str = ""  # "named": an off-topic question rewritten to name the asked store's speakers
 
     @property
     def qid(self) -> str:
-        return f"{self.conversation}#{self.index}"
+        return f"{self.conversation}#{self.index}" + (f"~{self.variant}" if self.variant else "")
 
     @property
     def answerable(self) -> bool:
@@ -170,3 +171,32 @@ def off_topic_partner(conversations: list[Conversation], index: int) -> Conversa
         if not own & {s.casefold() for s in other.speakers}:
             return other
     raise ValueError("no conversation without shared speaker names to draw off-topic questions from")
+
+
+def named_off_topic(conversations: list[Conversation], index: int) -> list[Question]:
+    """Off-topic questions that name this conversation's own speakers (the hardest class for a gate).
+
+    The off-topic partner's answerable questions with its speakers' names replaced by this
+    conversation's (speaker a for a, b for b; whole names and first names): "What did Caroline
+    research?" becomes "What did Jon research?" when asked of Jon and Gina's memory. The question
+    names a known person, but asks about another life, so the right answer is (almost always)
+    nothing. Only questions in which exactly one speaker was named are kept (a question about both
+    speakers, "what do X and Y have in common?", is too often answerable by any pair); ``qid``
+    carries a ``~named`` suffix.
+    """
+    own = conversations[index]
+    partner = off_topic_partner(conversations, index)
+    swaps: list[list[tuple[re.Pattern, str]]] = []
+    for theirs, ours in zip(partner.speakers, own.speakers):
+        swaps.append([(re.compile(rf"\b{re.escape(a)}\b"), b) for a, b in ((theirs, ours), (theirs.split()[0], ours.split()[0]))])
+    out = []
+    for q in partner.answerable():
+        text, named = q.text, 0
+        for speaker in swaps:
+            before = text
+            for pattern, name in speaker:
+                text = pattern.sub(name, text)
+            named += text != before
+        if named == 1:
+            out.append(Question(q.conversation, q.index, text, q.category, q.evidence, q.answer, variant="named"))
+    return out

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..clock import FixedClock
 from .ingest import CachingEmbedder, IngestResult, ingest_conversation, user_id_for
-from .locomo import Conversation, off_topic_partner
+from .locomo import Conversation, named_off_topic, off_topic_partner
 from .retrieval_eval import QuestionOutcome, SearchObservation, gate_features, observe
 
 READER = "locomo-reader"
@@ -56,6 +56,8 @@ def build_store(conversations: list[Conversation], path: str | Path, *, settings
     if prime_questions:
         began = time.perf_counter()
         embedder.prime(q.text for c in conversations for q in c.answerable())
+        embedder.prime(q.text for i in range(len(conversations)) if len(conversations) > 1
+                       for q in named_off_topic(conversations, i))
         timings["question_embedding_s"] = time.perf_counter() - began
     clock = FixedClock(conversations[0].turns[0].at)
     service = MemoryService.open(path, settings, clock=clock, embedder=embedder, llm=None)
@@ -73,7 +75,8 @@ def build_store(conversations: list[Conversation], path: str | Path, *, settings
 
 def ask_all(store: LocomoStore, conversations: list[Conversation], *, settings=None, label: str = "default",
             off_topic: bool = True, progress=print) -> dict:
-    """Ask every answerable question of its own store and (``off_topic``) of another conversation's.
+    """Ask every answerable question of its own store and (``off_topic``) of another conversation's,
+    both as asked and rewritten to name this store's speakers (:func:`.locomo.named_off_topic`).
 
     Without ``settings`` the questions go through a session's memory_search tool; with them, through
     the retriever with those retrieval settings (a variant). Each search is read back from its log row.
@@ -82,6 +85,7 @@ def ask_all(store: LocomoStore, conversations: list[Conversation], *, settings=N
     service, clock = store.service, store.clock
     outcomes: list[QuestionOutcome] = []
     foreign: list[tuple] = []
+    named: list[tuple] = []
     features = []
     errors = 0
     began = time.perf_counter()
@@ -113,8 +117,13 @@ def ask_all(store: LocomoStore, conversations: list[Conversation], *, settings=N
             if obs is not None:
                 foreign.append((q, obs))
                 features.append(gate_features(f"{user}<-{q.qid}", False, obs))
+        for q in named_off_topic(conversations, index) if partner else []:
+            obs = search(q.text)
+            if obs is not None:
+                named.append((q, obs))
+                features.append(gate_features(f"{user}<-{q.qid}", False, obs))
         if progress:
             progress(f"  [{label}] {conv.sample_id}: {len(conv.answerable())} answerable"
                      + (f", {len(partner.answerable())} off-topic from {partner.sample_id}" if partner else ""))
-    return {"outcomes": outcomes, "off_topic": foreign, "features": features, "errors": errors,
+    return {"outcomes": outcomes, "off_topic": foreign, "named_off_topic": named, "features": features, "errors": errors,
             "seconds": time.perf_counter() - began}

@@ -117,3 +117,10 @@ def band(values: Sequence[float], scores: Sequence[float], share: float = 0.9) -
         return None
     inside = [v for v, s in zip(values, scores) if s >= share * best]
     return (min(inside), max(inside)) if inside else None
+
+
+def frange(start: float, stop: float, step: float) -> list[float]:
+    """Inclusive float range rounded to the step's precision."""
+    digits = max(0, -int(math.floor(math.log10(step)))) + 1
+    count = int(round((stop - start) / step))
+    return [round(start + i * step, digits) for i in range(count + 1)]

@@ -94,50 +94,15 @@ def category_figure(agg: dict, view: str = "full"):
     return fig
 
 
-def calibration_figure(report: dict):
-    """F1 against each floor (one-dimensional sweeps), with the 90%-of-best band shaded."""
-    from plotly.subplots import make_subplots
-
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("cosine floor (dense only)", "BM25 floor (lexical only)"))
-    for col, key in ((1, "cosine"), (2, "bm25")):
-        sweep = report[key]
-        xs = [p["value"] for p in sweep["points"]]
-        for metric, dash in (("f1", None), ("correct_empty", "dot"), ("false_empty", "dash")):
-            fig.add_scatter(x=xs, y=[p[metric] for p in sweep["points"]], name=f"{metric} ({key})", mode="lines",
-                            line={"dash": dash} if dash else None, row=1, col=col)
-        if sweep["band"]:
-            fig.add_vrect(x0=sweep["band"][0], x1=sweep["band"][1], fillcolor="green", opacity=0.12, line_width=0, row=1, col=col)
-    pick = report["recommended"]
-    fig.add_vline(x=pick["cosine_floor"], line_dash="dot", line_color="black", row=1, col=1)
-    fig.add_vline(x=pick["bm25_floor"], line_dash="dot", line_color="black", row=1, col=2)
-    fig.update_layout(title="Gate-floor sweep on LoCoMo (answerable vs off-topic); shaded: F1 ≥ 90% of best",
-                      yaxis_range=[0, 1], template="plotly_white")
-    return fig
-
-
-def separation_figure(answerable: list[float], off_topic: list[float], floor: float, title: str):
-    """Histogram of the best dense cosine for answerable and off-topic questions."""
+def separation_figure(groups: dict[str, list[float]], floor: float, title: str, xaxis: str = "best dense cosine"):
+    """Overlaid histograms of one gate signal per labelled group (answerable, off-topic, ...)."""
     import plotly.graph_objects as go
 
     fig = go.Figure()
-    fig.add_histogram(x=answerable, name="answerable (own conversation)", opacity=0.6, nbinsx=50)
-    fig.add_histogram(x=off_topic, name="off-topic (other conversation)", opacity=0.6, nbinsx=50)
+    for name, values in groups.items():
+        fig.add_histogram(x=values, name=name, opacity=0.6, nbinsx=50)
     fig.add_vline(x=floor, line_dash="dot", annotation_text=f"floor {floor:.2f}")
-    fig.update_layout(barmode="overlay", title=title, xaxis_title="best dense cosine", template="plotly_white")
-    return fig
-
-
-def heatmap_figure(report: dict):
-    import plotly.graph_objects as go
-
-    grid = report["grid"]
-    fig = go.Figure(go.Heatmap(z=grid["f1"], x=grid["bm25_floors"], y=grid["cosine_floors"], colorscale="Viridis",
-                               colorbar={"title": "F1"}))
-    pick = report["recommended"]
-    fig.add_scatter(x=[pick["bm25_floor"]], y=[pick["cosine_floor"]], mode="markers", marker={"color": "red", "size": 10},
-                    name="recommended")
-    fig.update_layout(title="Gate F1 over both floors (entity matches always pass)", xaxis_title="BM25 floor",
-                      yaxis_title="cosine floor", template="plotly_white")
+    fig.update_layout(barmode="overlay", title=title, xaxis_title=xaxis, template="plotly_white")
     return fig
 
 

@@ -15,32 +15,28 @@ from dataclasses import dataclass, field
 
 from ..retrieve.scoring import rrf_fuse
 from ..store.db import loads
-from .calibration import GateFeatures
+from .gate_calibration import GateFeatures
 from .locomo import CATEGORY_NAMES, Question
 from .metrics import hit_at_k, mean, recall_at_k
 from .search_log_reader import SearchLogEntry
 
 # Views of one search: the pipeline's stages in order ("full" is what the caller received), then
-# three derived views computed from the same log row with the pipeline's own functions:
-# "dense_lexical" fuses only the logged dense and lexical lists (rrf_fuse, the logged rrf_k) to
-# show what the entity list adds; "gated_set" applies the gate to the whole result set, as the
-# design words it (nothing if no candidate passes, else the fused order untouched), to show what
-# dropping individual weak candidates costs; "dense_lexical_gated" combines the two.
+# one derived view computed from the same log row with the pipeline's own function: "dense_lexical"
+# fuses only the logged dense and lexical lists (rrf_fuse, the logged rrf_k), plain RRF of the two
+# retrievers, the baseline the pipeline must beat.
 PIPELINE_VIEWS = ("dense", "lexical", "entity", "fused", "fused_fresh", "gated", "collapsed", "full")
-DERIVED_VIEWS = ("dense_lexical", "gated_set", "dense_lexical_gated")
+DERIVED_VIEWS = ("dense_lexical",)
 VIEWS = PIPELINE_VIEWS + DERIVED_VIEWS
 VIEW_LABELS = {
     "dense": "dense only (cosine)",
-    "lexical": "lexical only (FTS5 BM25)",
+    "lexical": "lexical only (readable-statistics lexical score)",
     "entity": "entity only (exact alias)",
-    "fused": "fused (RRF of all three)",
+    "fused": "fused (RRF)",
     "fused_fresh": "… + freshness",
-    "gated": "… + gate (drops each weak candidate)",
+    "gated": "… + gate (on the result set)",
     "collapsed": "… + duplicate collapse",
     "full": "full pipeline (as returned)",
-    "dense_lexical": "derived: RRF of dense + lexical only",
-    "gated_set": "derived: fused + freshness, set-level gate",
-    "dense_lexical_gated": "derived: RRF of dense + lexical, set-level gate",
+    "dense_lexical": "derived: plain RRF of dense + lexical",
 }
 KS = (5, 10)
 
@@ -52,11 +48,15 @@ class SearchObservation:
     search_id: str
     rankings: dict[str, list[str]]
     best_cosine: float | None
-    best_bm25: float | None
+    best_lexical: float | None
     entity_matches: int
     empty_reason: str | None
     total_ms: float
     stages_ms: dict[str, float]
+    best_entity_cosine: float | None = None
+    best_entity_rest_lexical: float | None = None
+    gate_candidates: list[dict] = field(default_factory=list, repr=False)
+    unknown_names: list[str] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
@@ -82,19 +82,19 @@ class SearchObservation:
         fresh = stages.get("freshness") or {}
         rankings["fused_fresh"] = ids(out("freshness").get("order")) if fresh.get("status") == "ran" else list(rankings["fused"])
         gate = out("gate")
-        rankings["gated"] = ids(gate.get("passed"))
+        passed = bool(gate.get("passed")) if "passed" in gate else bool(entry.result_ids)
+        rankings["gated"] = list(rankings["fused_fresh"]) if passed else []
         collapse = stages.get("collapse") or {}
         rankings["collapsed"] = ids(out("collapse").get("kept")) if collapse.get("status") == "ran" else list(rankings["gated"])
         rankings["full"] = list(entry.result_ids)
-        passed_any = bool(rankings["gated"])  # the gate's set-level decision: something cleared a floor
-        rankings["gated_set"] = list(rankings["fused_fresh"]) if passed_any else []
-        rankings["dense_lexical_gated"] = list(rankings["dense_lexical"]) if passed_any else []
         dense = out("dense").get("candidates") or []
         lexical = out("lexical").get("candidates") or []
         best_cosine = gate.get("best_cosine", dense[0].get("cosine") if dense else None)
-        best_bm25 = gate.get("best_bm25", lexical[0].get("bm25") if lexical else None)
-        return cls(entry.id, rankings, best_cosine, best_bm25, int(gate.get("entity_matches") or len(rankings["entity"])),
-                   entry.empty_reason, entry.total_ms, dict(entry.stages))
+        best_lexical = gate.get("best_lexical", lexical[0].get("lexical") if lexical else None)
+        return cls(entry.id, rankings, best_cosine, best_lexical, int(gate.get("entity_matches") or len(rankings["entity"])),
+                   entry.empty_reason, entry.total_ms, dict(entry.stages),
+                   gate.get("best_entity_cosine"), gate.get("best_entity_rest_lexical"), list(gate.get("candidates") or []),
+                   list(gate.get("unknown_names") or []))
 
 
 def observe(service, search_id: str) -> SearchObservation:
@@ -143,7 +143,8 @@ def aggregate(outcomes: list[QuestionOutcome]) -> dict:
 
 def gate_features(question_id: str, answerable: bool, observation: SearchObservation) -> GateFeatures:
     """The calibration input for one labelled query."""
-    return GateFeatures(question_id, answerable, observation.best_cosine, observation.best_bm25, observation.entity_matches > 0)
+    return GateFeatures(question_id, answerable, observation.best_cosine, observation.best_lexical,
+                        observation.best_entity_cosine, observation.best_entity_rest_lexical, "locomo", bool(observation.unknown_names))
 
 
 def off_topic_summary(observations: list[SearchObservation]) -> dict:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..clock import FixedClock
-from .calibration import GateFeatures
+from .gate_calibration import GateFeatures, features_from_gate
 from .judge import Check, StepContext, judge_record, judge_search, judge_write
 
 CATEGORIES = (
@@ -193,10 +193,10 @@ def gate_sample(qid: str, ctx, expect: dict):
         return None
     gate = next((st for st in ctx.searches[0].trace.get("stages", []) if st.get("name") == "gate"), None)
     outputs = (gate or {}).get("outputs") or {}
-    if gate is None or gate.get("status") != "ran" or (outputs.get("best_cosine") is None and outputs.get("best_bm25") is None
+    if gate is None or gate.get("status") != "ran" or (outputs.get("best_cosine") is None and outputs.get("best_lexical") is None
                                                         and not outputs.get("entity_matches")):
         return None
-    return GateFeatures(qid, label, outputs.get("best_cosine"), outputs.get("best_bm25"), bool(outputs.get("entity_matches")))
+    return features_from_gate(qid, label, outputs, "scenarios")
 
 
 def summary_rows(results: list[ScenarioResult]) -> list[dict]:

@@ -53,7 +53,7 @@ class SearchLogEntry:
     def best_scores(self) -> dict[str, Any]:
         """The gate's inputs (best cosine, best BM25, entity matches), for failure messages."""
         outputs = self.stage("gate").get("outputs") or {}
-        return {k: outputs.get(k) for k in ("best_cosine", "best_bm25", "entity_matches")}
+        return {k: outputs.get(k) for k in ("best_cosine", "best_lexical", "entity_matches")}
 
 
 def reply_result_ids(reply: dict) -> list[str]:

@@ -14,7 +14,7 @@ from .safe import safe_html
 NOT_LOGGED = "(not stored in the log)"
 RESULT_COLUMNS = (
     "rank", "record_id", "type", "status", "scope", "source_kind", "matched_by", "dense_rank", "cosine",
-    "lexical_rank", "bm25", "entity_rank", "fused_rank", "fused_score", "freshness_factor", "gate", "collapse",
+    "lexical_rank", "lexical", "entity_rank", "fused_rank", "fused_score", "freshness_factor", "gate", "collapse",
     "budget", "tokens", "truncated", "content",
 )
 STAGE_RECORD_COLUMNS = ("record_id", "output", "reason")
@@ -31,7 +31,7 @@ def explanation_row(explanation, content: Any = NOT_LOGGED) -> dict[str, Any]:
         "rank": e.rank, "record_id": e.record_id, "type": e.type, "status": e.status, "scope": e.scope,
         "source_kind": e.source_kind, "matched_by": ", ".join(e.matched_by),
         "dense_rank": (gens.get("dense") or {}).get("rank"), "cosine": e.cosine,
-        "lexical_rank": (gens.get("lexical") or {}).get("rank"), "bm25": (gens.get("lexical") or {}).get("bm25"),
+        "lexical_rank": (gens.get("lexical") or {}).get("rank"), "lexical": (gens.get("lexical") or {}).get("lexical"),
         "entity_rank": (gens.get("entity") or {}).get("rank"), "fused_rank": e.fused_rank, "fused_score": e.fused_score,
         "freshness_factor": (e.freshness or {}).get("factor"), "gate": e.gate, "collapse": e.collapse,
         "budget": e.budget, "tokens": e.tokens, "truncated": e.truncated, "content": content,

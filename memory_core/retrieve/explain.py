@@ -13,7 +13,7 @@ def explain_result(ctx: SearchContext, cand: Candidate, rank: int) -> ResultExpl
     if cand.dense_rank is not None:
         generators["dense"] = {"rank": cand.dense_rank, "cosine": round(cand.cosine, 6)}
     if cand.lexical_rank is not None:
-        generators["lexical"] = {"rank": cand.lexical_rank, "bm25": round(cand.bm25, 6)}
+        generators["lexical"] = {"rank": cand.lexical_rank, "lexical": round(cand.lexical, 6), "terms": list(cand.lexical_terms)}
     if cand.entity_rank is not None:
         generators["entity"] = {"rank": cand.entity_rank, "entities": cand.entities}
     if cand.duplicates:
@@ -46,7 +46,7 @@ def _summary(ctx: SearchContext, returned: int) -> str:
     return (
         f"{returned} result(s) from {len(ctx.pool)} candidates "
         f"(dense {counts['dense']}, lexical {counts['lexical']}, entity {counts['entity']}); "
-        f"{ctx.gate_summary.get('dropped', 0)} below the gate, "
+        f"gate: {ctx.gate_summary.get('decision', 'not run')}; "
         f"{sum(len(c.duplicates) for c in ctx.results)} near-duplicates collapsed, "
         f"{ctx.budget_used} of {ctx.settings.token_budget} tokens used"
     )

@@ -15,7 +15,8 @@ import numpy as np
 from ..embed import embedder_runtime
 from ..policy.rules import normalise_alias
 from .filters import HardFilter
-from .fts_query import fts_expression, query_mentions, query_terms
+from .fts_query import query_mentions, query_terms
+from .lexical import LexicalResult, lexical_search, lookup_key, readable_lookup
 from .search_types import Candidate
 from .pipeline import SearchContext
 
@@ -29,10 +30,16 @@ def _candidate(row: Any) -> Candidate:
     )
 
 
+COSINE_DIGITS = 4
+
+
 def dense_candidates(store, index, flt: HardFilter, mask: np.ndarray, query_vec: np.ndarray, k: int) -> tuple[list[Candidate], list[dict], dict]:
     """Top ``k`` records by cosine under the mask; also rows refused by the re-check (stale index)
     and how the index answered (exact scan or approximate index)."""
     hits, how = index.search_explained(query_vec, k, mask)
+    # Cosines are rounded to 4 decimals and ties ordered by seq: the index's float32 products can
+    # differ in the last bits with the size of the matrix, i.e. with records the principal cannot read.
+    hits = sorted(((seq, round(float(cosine), COSINE_DIGITS)) for seq, cosine in hits), key=lambda hit: (-hit[1], hit[0]))
     if not hits:
         return [], [], how
     seqs = [seq for seq, _ in hits]
@@ -56,52 +63,31 @@ def dense_candidates(store, index, flt: HardFilter, mask: np.ndarray, query_vec:
     return out, refused, how
 
 
-LEXICAL_PREFETCH = 4  # the FTS-only pass reads this many times k before the filter is applied
+def lexical_candidates(store, flt: HardFilter, lut, terms: list[str], k: int, max_share: float, max_postings: int,
+                       known_counts: dict[str, int] | None = None, doclists: dict | None = None) -> tuple[list[Candidate], LexicalResult]:
+    """Top ``k`` readable records by lexical score (:mod:`.lexical`), as candidates.
 
-
-def lexical_candidates(store, flt: HardFilter, expression: str, k: int, weights: tuple[float, float, float],
-                       seen: dict[int, float] | None = None) -> list[Candidate]:
-    """Top ``k`` FTS5 matches by BM25 among records passing the filter (score made positive).
-
-    First the FTS index alone ranks its matches and the best ``LEXICAL_PREFETCH * k`` are checked
-    against the filter (no per-match lookup of the large ``records`` rows). If that leaves fewer
-    than ``k`` while more matches exist, the exact join over every match runs instead; the answer
-    is the same either way, since any allowed row outside the prefetch ranks below all of it.
+    ``lut`` marks the seqs the hard filter admits (from the index mask); each candidate's row is
+    checked against the filter again, as the dense generator does, in case the index is stale.
     """
-    where, params = flt.sql("r")
-    w = ", ".join(str(float(x)) for x in weights)
-    prefetch = LEXICAL_PREFETCH * k
+    result = lexical_search(store, lut, terms, k, max_share, max_postings, known_counts, doclists)
+    if not result.ranked:
+        return [], result
+    seqs = [seq for seq, _, _ in result.ranked]
     with store.lock:
-        top = store.conn.execute(
-            f"SELECT rowid, -bm25(records_fts, {w}) AS score FROM records_fts WHERE records_fts MATCH ? "
-            "ORDER BY score DESC, rowid DESC LIMIT ?",
-            (expression, prefetch),
-        ).fetchall()
-        scores = {row[0]: float(row[1]) for row in top}
-        if seen is not None:  # the FTS-only ranking, whatever the filter (the lifecycle probe reuses it)
-            seen.update(scores)
-        rows = []
-        if scores:
-            seqs = list(scores)
-            found = store.conn.execute(
-                f"SELECT {_META} FROM records r WHERE r.seq IN ({','.join('?' * len(seqs))}) AND {where}", [*seqs, *params]
-            ).fetchall()
-            rows = sorted(found, key=lambda row: (-scores[row["seq"]], -row["seq"]))[:k]
-        if len(rows) < k and len(top) == prefetch:
-            sql = (
-                f"SELECT {_META}, -bm25(records_fts, {w}) AS score FROM records_fts "
-                f"JOIN records r ON r.seq = records_fts.rowid "
-                f"WHERE records_fts MATCH ? AND {where} ORDER BY score DESC, r.seq DESC LIMIT ?"
-            )
-            rows = store.conn.execute(sql, [expression, *params, k]).fetchall()
-            scores = {row["seq"]: float(row["score"]) for row in rows}
+        rows = {row["seq"]: row for row in store.conn.execute(
+            f"SELECT {_META} FROM records r WHERE r.seq IN ({','.join('?' * len(seqs))})", seqs)}
     out = []
-    for rank, row in enumerate(rows, start=1):
+    for seq, score, held in result.ranked:
+        row = rows.get(seq)
+        if row is None or flt.admits(row):
+            continue
         cand = _candidate(row)
-        cand.lexical_rank = rank
-        cand.bm25 = scores[row["seq"]]
+        cand.lexical_rank = len(out) + 1
+        cand.lexical = score
+        cand.lexical_terms = held
         out.append(cand)
-    return out
+    return out, result
 
 
 def matched_entities(store, scopes: tuple[str, ...] | list[str], keys: list[str], entity_ids: list[str]) -> list[dict[str, str]]:
@@ -116,7 +102,8 @@ def matched_entities(store, scopes: tuple[str, ...] | list[str], keys: list[str]
         if keys:
             rows = store.conn.execute(
                 "SELECT a.alias_norm, e.id, e.canonical_name, e.kind FROM entity_aliases a JOIN entities e ON e.id = a.entity_id "
-                f"WHERE a.alias_norm IN ({','.join('?' * len(keys))}) AND e.status != 'merged' AND {scope_sql} ORDER BY e.id",
+                f"WHERE a.alias_norm IN ({','.join('?' * len(keys))}) AND e.status != 'merged' AND {scope_sql} "
+                "ORDER BY e.canonical_name, e.created_at, e.id",
                 [*keys, *scope_params],
             ).fetchall()
             for row in rows:
@@ -161,7 +148,9 @@ def entity_candidates(store, flt: HardFilter, entities: list[dict[str, str]], k:
     for rank, row in enumerate(rows, start=1):
         cand = _candidate(row)
         cand.entity_rank = rank
-        cand.entities = [{"id": eid, "name": by_id[eid]["name"]} for eid in sorted(set(row["entity_ids"].split(",")))]
+        # ordered by name (then id): ids are random, and nothing shown may depend on them
+        eids = sorted(set(row["entity_ids"].split(",")), key=lambda eid: (by_id[eid]["name"], eid))
+        cand.entities = [{"id": eid, "name": by_id[eid]["name"]} for eid in eids]
         out.append(cand)
     return out
 
@@ -179,7 +168,7 @@ def _merge(ctx: SearchContext, generator: str, found: list[Candidate]) -> None:
         elif generator == "dense":
             existing.dense_rank, existing.cosine = cand.dense_rank, cand.cosine
         elif generator == "lexical":
-            existing.lexical_rank, existing.bm25 = cand.lexical_rank, cand.bm25
+            existing.lexical_rank, existing.lexical, existing.lexical_terms = cand.lexical_rank, cand.lexical, cand.lexical_terms
         else:
             existing.entity_rank, existing.entities = cand.entity_rank, cand.entities
         order.append(cand.seq)
@@ -218,56 +207,34 @@ class DenseStage:
         return ctx
 
 
-def informative_terms(deps, terms: list[str], max_share: float, max_postings: int | None = None) -> tuple[list[str], list[dict[str, Any]]]:
-    """Split query terms into those worth matching and those left out, with why.
-
-    A single-word term held by more than ``max_share`` of all records is left out: BM25 gives it
-    next to no weight, and matching it would make FTS5 score a large part of the store. Then, while
-    the kept terms together match more than ``max_postings`` records, the most common one is left
-    out too, down to none (FTS5 computes BM25 for every match, so this bounds the cost on large
-    stores; a query of only common words then gets no lexical candidates there). Identifier
-    phrases, whose counts the vocabulary cannot give, are always kept.
-    """
-    words = [t for t in terms if " " not in t]
-    counts = deps.term_document_counts(words) if words else {}
-    total = deps.document_count() if counts else 0
-    kept, dropped = [], []
-    for term in terms:
-        documents = counts.get(term, 0)
-        if total and documents > max_share * total:
-            dropped.append({"term": term, "documents": documents,
-                            "reason": f"in {documents} of {total} records (more than {max_share:.0%})"})
-        else:
-            kept.append(term)
-    if max_postings is not None:
-        while kept and sum(counts.get(t, 0) for t in kept) > max_postings:
-            common = max(kept, key=lambda t: (counts.get(t, 0), t))
-            kept.remove(common)
-            dropped.append({"term": common, "documents": counts[common],
-                            "reason": f"most common remaining term while the terms occur in more than {max_postings} records"})
-    return kept, dropped
-
-
 class LexicalStage:
+    """Lexical candidates with statistics over the readable records only (:mod:`.lexical`)."""
+
     name = "lexical"
 
     def run(self, ctx: SearchContext) -> SearchContext:
         s = ctx.settings
         terms = query_terms(ctx.query, s.lexical_max_terms)
-        kept, dropped = informative_terms(ctx.deps, terms, s.lexical_max_df_share, s.lexical_max_postings)
-        expression = fts_expression(kept)
-        ctx.io(inputs={"k": s.candidates_per_generator, "terms": terms, "dropped_terms": dropped,
-                       "fts_expression": expression, "column_weights": list(s.bm25_column_weights)})
-        if expression is None:
+        lut = readable_lookup(ctx.deps.index, ctx.mask)
+        ctx.io(inputs={"k": s.candidates_per_generator, "terms": terms, "readable_records": int(lut.sum())})
+        if not terms:
             _merge(ctx, "lexical", [])
-            why = "every query term is too common to search" if terms else "no searchable terms once stop words and operator syntax are removed"
-            ctx.skip(why)
+            ctx.lexical = None
+            ctx.skip("no searchable terms once stop words and operator syntax are removed")
             ctx.io(outputs={"candidates": []})
             return ctx
-        found = lexical_candidates(ctx.deps.store, ctx.filter, expression, s.candidates_per_generator, tuple(s.bm25_column_weights),
-                                   seen=ctx.lexical_seen)
+        counts = ctx.deps.readable_term_counts(lookup_key(lut, ctx.deps.store.records_version()))
+        found, result = lexical_candidates(ctx.deps.store, ctx.filter, lut, terms, s.candidates_per_generator,
+                                           s.lexical_max_df_share, s.lexical_max_postings, counts, ctx.lexical_doclists)
+        ctx.lexical = result
         _merge(ctx, "lexical", found)
-        ctx.io(outputs={"candidates": [{"id": c.record_id, "rank": c.lexical_rank, "bm25": round(c.bm25, 6)} for c in found]})
+        ctx.io(outputs={"term_statistics": result.terms,
+                        "dropped_terms": [{"term": t["term"], "documents": t["documents"], "reason": t["reason"]}
+                                          for t in result.terms if not t["used"]],
+                        "candidates": [{"id": c.record_id, "rank": c.lexical_rank, "lexical": round(c.lexical, 6),
+                                        "terms": list(c.lexical_terms)} for c in found]})
+        if not result.used_terms:
+            ctx.note("every query term is too common among the readable records to search")
         return ctx
 
 

@@ -37,7 +37,7 @@ class SearchServices(Protocol):
     """What the stages may use (the :class:`~memory_core.retrieve.retriever.Retriever` provides it).
 
     Stages get exactly this, never the service: the store, the vector index and embedder, access
-    resolution, the rewriter and reranker, and the corpus statistics the lexical stage needs.
+    resolution, the rewriter and reranker, and the cache of readable term counts the lexical stage keeps.
     """
 
     store: Store
@@ -51,9 +51,9 @@ class SearchServices(Protocol):
 
     def reranker(self, settings: RetrievalSettings) -> PassageScorer: ...
 
-    def document_count(self) -> int: ...
-
-    def term_document_counts(self, terms: list[str]) -> dict[str, int]: ...
+    def readable_term_counts(self, key: tuple) -> dict[str, int]:
+        """A cache of readable term counts for one readable set in one store state (retrieve/lexical.py)."""
+        ...
 
     def query_vector(self, text: str, settings: RetrievalSettings) -> tuple[np.ndarray, bool]:
         """The query's vector and whether the bounded query-vector cache supplied it."""
@@ -87,7 +87,9 @@ class SearchContext:
     mask: np.ndarray | None = None
     query_vec: np.ndarray | None = None
     entities: list[dict[str, str]] = field(default_factory=list)
-    lexical_seen: dict[int, float] = field(default_factory=dict)  # FTS-only top matches (seq -> BM25), any filter
+    lexical: Any = None  # the lexical generator's LexicalResult (term statistics), if it ran
+    unknown_names: list[str] = field(default_factory=list)  # capitalised query words no readable record holds
+    lexical_doclists: dict[str, Any] = field(default_factory=dict)  # term -> FTS5 doclist, reused by the lifecycle probe
     pool: dict[int, Candidate] = field(default_factory=dict)
     generated: dict[str, list[int]] = field(default_factory=dict)
     ranking: list[Candidate] = field(default_factory=list)

@@ -3,22 +3,27 @@ duplicate collapse and the token budget. The arithmetic lives in :mod:`.scoring`
 
 from __future__ import annotations
 
+import re
 
 from ..clock import parse_ts
 from ..store.records import fetch_records, restrict_links
 from .filters import index_mask
-from .generators import _META, _candidate, dense_candidates, entity_candidates
+from .fts_query import query_terms
+from .generators import COSINE_DIGITS, dense_candidates, entity_candidates, lexical_candidates
+from .lexical import partial_score, readable_lookup, unknown_names
 from .search_types import Candidate
 from .pipeline import SearchContext
 from .scoring import (
     collapse_near_duplicates,
     count_tokens,
     fit_budget,
+    Evidence,
+    GateFloors,
     freshness_factor,
     gate_check,
+    gate_set,
     rrf_fuse,
     truncate_to_tokens,
-    weak_signals_reason,
 )
 
 
@@ -26,34 +31,76 @@ def _r(value: float | None) -> float | None:
     return None if value is None else round(value, 6)
 
 
+RECENCY_WORDS = re.compile(
+    r"\b(recent|recently|lately|latest|newest|currently|current|nowadays|these days|right now|anymore|still|today|"
+    r"this (?:week|month|year))\b", re.IGNORECASE)
+
+
+def asks_about_recency(query: str) -> bool:
+    """Does the query ask about the present or the recent past ("what am I currently reading")?"""
+    return bool(RECENCY_WORDS.search(query))
+
+
+def fusion_lists(ctx: SearchContext) -> tuple[dict[str, list[int]], str | None]:
+    """The generator lists that enter the fusion, and why a list was left out (if one was).
+
+    The entity list is ordered by recency, not relevance. When it is full (the matched entities
+    link at least as many readable records as a generator may return, as a speaker or a big
+    project does), it is no evidence for any one record, and fusing it would push relevant records
+    down; it then stays out of the fusion and counts only at the gate.
+    """
+    k = ctx.settings.candidates_per_generator
+    lists = {name: ctx.generated.get(name, []) for name in ("dense", "lexical", "entity")}
+    left_out = None
+    if len(lists["entity"]) >= k:
+        left_out = f"entity list left out of the fusion: the matched entities link {k} or more readable records"
+        lists = {name: ids for name, ids in lists.items() if name != "entity"}
+    return lists, left_out
+
+
 class FusionStage:
-    """Reciprocal-rank fusion of the dense, lexical and entity lists."""
+    """Reciprocal-rank fusion of the dense, lexical and (when selective) entity lists."""
 
     name = "fusion"
 
     def run(self, ctx: SearchContext) -> SearchContext:
-        lists = {name: ctx.generated.get(name, []) for name in ("dense", "lexical", "entity")}
+        lists, left_out = fusion_lists(ctx)
         fused = rrf_fuse(lists, ctx.settings.rrf_k)
         ctx.ranking = []
         for rank, (seq, score) in enumerate(fused, start=1):
             cand = ctx.pool[seq]
             cand.fused_rank, cand.fused_score, cand.score = rank, score, score
             ctx.ranking.append(cand)
-        ctx.io(inputs={name: len(ids) for name, ids in lists.items()} | {"rrf_k": ctx.settings.rrf_k},
+        fused_seqs = {seq for seq, _ in fused}
+        for seq in ctx.generated.get("entity", []):  # entity-only candidates still reach the gate
+            if seq not in fused_seqs:
+                cand = ctx.pool[seq]
+                cand.fused_rank, cand.fused_score, cand.score = len(ctx.ranking) + 1, 0.0, 0.0
+                ctx.ranking.append(cand)
+        if left_out:
+            ctx.note(left_out)
+        ctx.io(inputs={name: len(ctx.generated.get(name, [])) for name in ("dense", "lexical", "entity")}
+               | {"rrf_k": ctx.settings.rrf_k, "fused_lists": sorted(lists)},
                outputs={"fused": [c.brief() for c in ctx.ranking]})
         return ctx
 
 
 class FreshnessStage:
-    """Episodic records lose part of their fused score with age (event time, else creation time)."""
+    """Episodic records lose part of their fused score with age (event time, else creation time),
+    for queries about the present or the recent past (``freshness_scope``)."""
 
     name = "freshness"
 
     def run(self, ctx: SearchContext) -> SearchContext:
         s = ctx.settings
-        ctx.io(inputs={"half_life_days": s.freshness_half_life_days, "weight": s.freshness_weight})
+        recency = asks_about_recency(ctx.query)
+        ctx.io(inputs={"half_life_days": s.freshness_half_life_days, "weight": s.freshness_weight,
+                       "scope": s.freshness_scope, "asks_about_recency": recency})
         if s.freshness_weight == 0:
             ctx.skip("freshness_weight is 0")
+            return ctx
+        if s.freshness_scope == "recency_questions" and not recency:
+            ctx.skip("the query does not ask about the present or the recent past")
             return ctx
         adjusted = []
         for cand in ctx.ranking:
@@ -72,61 +119,107 @@ class FreshnessStage:
         return ctx
 
 
+def name_terms(ctx: SearchContext) -> set[str]:
+    """Query terms that belong to the matched entities' names (what "the rest of the question" leaves out)."""
+    return {t for e in ctx.entities for key in (e.get("matched") or "", e["name"]) for t in query_terms(key, 64)}
+
+
+def evidence_of(ctx: SearchContext, cand: Candidate, names_in_query: set[str] | None = None) -> Evidence:
+    """The gate's view of one candidate (see :func:`.scoring.gate_check`)."""
+    names = tuple(e["name"] for e in cand.entities)
+    rest = None
+    if names and ctx.lexical is not None:
+        leave_out = names_in_query if names_in_query is not None else name_terms(ctx)
+        rest = partial_score(ctx.lexical, cand.lexical_terms, leave_out | {t for n in names for t in query_terms(n, 64)})
+    return Evidence(cand.cosine, cand.lexical, names, rest, tuple(ctx.unknown_names))
+
+
+def below_result_floor(cand: Candidate, floor: float) -> str | None:
+    """Why a candidate of a result set that passed is still dropped (weak on everything), or None."""
+    if (cand.cosine is not None and cand.cosine >= floor) or (cand.lexical is not None and cand.lexical >= floor):
+        return None
+    cosine = "no cosine" if cand.cosine is None else f"cosine {cand.cosine:.2f}"
+    lexical = "no lexical match" if cand.lexical is None else f"lexical score {cand.lexical:.2f}"
+    return f"weak on every signal in a result set that passed ({cosine}, {lexical}; result floor {floor:g})"
+
+
 class GateStage:
-    """Drop candidates weak on every signal; an empty pool ends the search with the exact reason."""
+    """The empty-result gate, judged on the result set: nothing is returned when every candidate is
+    weak on every signal; otherwise the fused order goes on untouched."""
 
     name = "gate"
 
     def run(self, ctx: SearchContext) -> SearchContext:
         s = ctx.settings
+        floors = GateFloors.of(s)
+        ctx.unknown_names = unknown_names(ctx.query, ctx.lexical)
         missing = [c.seq for c in ctx.ranking if c.cosine is None]
         if missing and ctx.query_vec is not None:
             sims = ctx.deps.index.similarity(ctx.query_vec, missing)
             for cand in ctx.ranking:
                 if cand.cosine is None and cand.seq in sims:
-                    cand.cosine = sims[cand.seq]
+                    cand.cosine = round(float(sims[cand.seq]), COSINE_DIGITS)
         rerank_on = ctx.settings.reranker_enabled if ctx.request.rerank is None else ctx.request.rerank
         ctx.floors_deferred = bool(rerank_on and s.reranker_mode == "replace_floors")
         cosines = [c.cosine for c in ctx.ranking if c.cosine is not None]
-        bm25s = [c.bm25 for c in ctx.ranking if c.bm25 is not None]
+        lexicals = [c.lexical for c in ctx.ranking if c.lexical is not None]
         summary = {
-            "cosine_floor": s.cosine_floor, "bm25_floor": s.bm25_floor,
-            "best_cosine": max(cosines) if cosines else None, "best_bm25": max(bm25s) if bm25s else None,
+            "cosine_floor": s.cosine_floor, "lexical_floor": s.lexical_floor,
+            "entity_support_cosine": s.entity_support_cosine, "entity_support_lexical": s.entity_support_lexical,
+            "cosine_floor_unknown_name": s.cosine_floor_unknown_name, "unknown_names": list(ctx.unknown_names),
+            "best_cosine": max(cosines) if cosines else None, "best_lexical": max(lexicals) if lexicals else None,
             "entity_matches": sum(1 for c in ctx.ranking if c.entity_rank is not None),
             "candidates": len(ctx.ranking), "floors": "deferred to the reranker" if ctx.floors_deferred else "applied",
         }
-        ctx.io(inputs={"candidates": len(ctx.ranking)} | {k: summary[k] for k in ("cosine_floor", "bm25_floor", "floors")})
-        kept: list[Candidate] = []
-        for cand in ctx.ranking:
-            passed, reason = gate_check(cand.cosine, cand.bm25, [e["name"] for e in cand.entities], s.cosine_floor, s.bm25_floor)
+        ctx.io(inputs={"candidates": len(ctx.ranking)} | {k: summary[k] for k in (
+            "cosine_floor", "lexical_floor", "entity_support_cosine", "entity_support_lexical", "floors")})
+        in_query = name_terms(ctx)
+        evidence = [evidence_of(ctx, c, in_query) for c in ctx.ranking]
+        verdicts = [gate_check(ev, floors) for ev in evidence]
+        ent_rest = [ev.rest_lexical for ev in evidence if ev.entities and ev.rest_lexical is not None]
+        ent_cos = [ev.cosine for ev in evidence if ev.entities and ev.cosine is not None]
+        summary["best_entity_rest_lexical"] = max(ent_rest) if ent_rest else None
+        summary["best_entity_cosine"] = max(ent_cos) if ent_cos else None
+        summary["strong"] = sum(1 for passed, _ in verdicts if passed)
+        first, reason = gate_set(evidence, floors)
+        summary["passed"] = first is not None
+        summary["reason"] = reason
+        summary["decision"] = (f"passed: the result set passes on {ctx.ranking[first].record_id} ({reason})" if first is not None
+                               else f"empty: {reason}")
+        for cand, (passed, why) in zip(ctx.ranking, verdicts):
+            own = f"this record: {why}" if passed else f"this record alone is weak ({why})"
             if ctx.floors_deferred:
-                cand.gate = f"deferred to the reranker (floors: {reason})"
-                cand.rerank = {"floor_passed": passed, "floor_reason": reason}
-                kept.append(cand)
-            elif passed:
-                cand.gate = reason
-                kept.append(cand)
+                cand.gate = f"deferred to the reranker (gate: {summary['decision']}; {own})"
+                cand.rerank = {"floor_passed": first is not None, "floor_reason": summary["decision"]}
             else:
-                ctx.drop(cand, f"gate: {reason}")
-        ctx.ranking = kept
-        summary["passed"] = len(kept)
-        summary["dropped"] = summary["candidates"] - len(kept)
+                cand.gate = f"{summary['decision']}; {own}"
         ctx.gate_summary = summary
-        if not kept:
-            reason = self._empty_reason(ctx, summary)
-            summary["empty_reason"] = reason
-            ctx.halt(reason)
-        ctx.io(outputs={"passed": [{"id": c.record_id, "cosine": _r(c.cosine), "bm25": _r(c.bm25),
-                                    "entity": c.entity_rank is not None, "gate": c.gate} for c in kept],
-                        **{k: summary[k] for k in ("best_cosine", "best_bm25", "entity_matches")}})
+        ctx.io(outputs={"decision": summary["decision"], "candidates": [
+            {"id": c.record_id, "cosine": _r(c.cosine), "lexical": _r(c.lexical), "entity": bool(ev.entities),
+             "rest_lexical": _r(ev.rest_lexical), "strong": passed} for c, ev, (passed, _) in zip(ctx.ranking, evidence, verdicts)],
+            **{k: summary[k] for k in ("passed", "unknown_names", "best_cosine", "best_lexical", "entity_matches", "best_entity_cosine",
+                                       "best_entity_rest_lexical", "strong")}})
+        if first is None and not ctx.floors_deferred:
+            for cand in list(ctx.ranking):
+                ctx.drop(cand, f"gate: {reason}")
+            ctx.ranking = []
+            empty = self._empty_reason(ctx, summary, reason)
+            summary["empty_reason"] = empty
+            ctx.halt(empty)
+        elif first is not None and not ctx.floors_deferred:
+            kept = []
+            for cand, (passed, _) in zip(ctx.ranking, verdicts):
+                if passed or below_result_floor(cand, s.result_floor) is None:
+                    kept.append(cand)
+                else:
+                    ctx.drop(cand, f"gate: {below_result_floor(cand, s.result_floor)}")
+            summary["below_result_floor"] = len(ctx.ranking) - len(kept)
+            ctx.ranking = kept
         return ctx
 
-    def _empty_reason(self, ctx: SearchContext, summary: dict) -> str:
-        s = ctx.settings
+    def _empty_reason(self, ctx: SearchContext, summary: dict, reason: str) -> str:
         if summary["candidates"] == 0:
             reason = f"no record in the readable scopes passes the hard filter ({ctx.filter.describe()})"
-        else:
-            reason = weak_signals_reason(summary["best_cosine"], summary["best_bm25"], s.cosine_floor, s.bm25_floor)
         if not ctx.request.historical:
             probe = lifecycle_probe(ctx)
             summary["lifecycle_probe"] = probe
@@ -140,55 +233,55 @@ class GateStage:
 def lifecycle_probe(ctx: SearchContext) -> dict:
     """On an empty answer: would superseded or expired records in the readable scopes have passed?
 
-    Reruns the generators with the historical statuses and counts the records they find that pass
-    the floors (or match an entity) but were excluded by lifecycle alone.
+    Reruns the generators with the historical statuses (dense only over the rows the wider filter
+    adds; lexical from the doclists the lexical stage already read, so FTS5 is not asked again) and
+    counts the records they find that are strong gate evidence but were excluded by lifecycle alone.
     """
     s = ctx.settings
     deps = ctx.deps
+    floors = GateFloors.of(s)
     flt = ctx.filter.with_statuses(("provisional", "confirmed", "superseded", "expired"), include_lapsed=True)
     found: dict[int, Candidate] = {}
+    mask = index_mask(deps.index, flt, [])
     if ctx.query_vec is not None:
         # Only rows the wider filter adds (superseded, expired, lapsed): usually few, so this is a
         # small gathered product, not a second scan of the whole matrix.
-        mask = index_mask(deps.index, flt, [])
-        if ctx.mask is not None and ctx.mask.shape == mask.shape:
-            mask &= ~ctx.mask
-        for cand in dense_candidates(deps.store, deps.index, flt, mask, ctx.query_vec, s.candidates_per_generator)[0]:
+        dense_mask = mask.copy()
+        if ctx.mask is not None and ctx.mask.shape == dense_mask.shape:
+            dense_mask &= ~ctx.mask
+        for cand in dense_candidates(deps.store, deps.index, flt, dense_mask, ctx.query_vec, s.candidates_per_generator)[0]:
             found[cand.seq] = cand
-    # Lexical: FTS5 is not asked again. The lexical stage kept its FTS-only ranking (the best
-    # 4 x k matches before any filter); the historical records among them are read here.
-    if ctx.lexical_seen:
-        for cand in historical_rows(deps.store, flt, ctx.lexical_seen):
-            found.setdefault(cand.seq, cand).bm25 = ctx.lexical_seen[cand.seq]
+    terms = query_terms(ctx.query, s.lexical_max_terms)
+    lexical = None
+    if terms:
+        cands, lexical = lexical_candidates(deps.store, flt, readable_lookup(deps.index, mask), terms, s.candidates_per_generator,
+                                            s.lexical_max_df_share, s.lexical_max_postings, doclists=ctx.lexical_doclists)
+        for cand in cands:
+            kept = found.setdefault(cand.seq, cand)
+            kept.lexical, kept.lexical_terms = cand.lexical, cand.lexical_terms
     for cand in entity_candidates(deps.store, flt, ctx.entities, s.candidates_per_generator):
         found.setdefault(cand.seq, cand).entities = cand.entities
     if ctx.query_vec is not None:
         sims = deps.index.similarity(ctx.query_vec, [seq for seq, c in found.items() if c.cosine is None])
         for seq, value in sims.items():
-            found[seq].cosine = value
+            found[seq].cosine = round(float(value), COSINE_DIGITS)
     counts = {"superseded": 0, "expired": 0, "passing": 0, "ids": []}
-    for cand in found.values():
-        lapsed = cand.status == "provisional" and cand.seq not in ctx.pool
-        kind = "expired" if (cand.status == "expired" or lapsed) else cand.status
-        if kind not in ("superseded", "expired"):
-            continue
-        passed, _ = gate_check(cand.cosine, cand.bm25, [e["name"] for e in cand.entities], s.cosine_floor, s.bm25_floor)
-        if passed:
-            counts[kind] += 1
-            counts["passing"] += 1
-            counts["ids"].append(cand.record_id)
+    saved = ctx.lexical
+    ctx.lexical = lexical
+    try:
+        for cand in found.values():
+            lapsed = cand.status == "provisional" and cand.seq not in ctx.pool
+            kind = "expired" if (cand.status == "expired" or lapsed) else cand.status
+            if kind not in ("superseded", "expired"):
+                continue
+            passed, _ = gate_check(evidence_of(ctx, cand), floors)
+            if passed:
+                counts[kind] += 1
+                counts["passing"] += 1
+                counts["ids"].append(cand.record_id)
+    finally:
+        ctx.lexical = saved
     return counts
-
-
-def historical_rows(store, flt, seqs) -> list[Candidate]:
-    """Records among ``seqs`` that pass ``flt`` (the probe's wider filter), as candidates."""
-    where, params = flt.sql("r")
-    seqs = list(seqs)
-    with store.lock:
-        rows = store.conn.execute(
-            f"SELECT {_META} FROM records r WHERE r.seq IN ({','.join('?' * len(seqs))}) AND {where}", [*seqs, *params]
-        ).fetchall()
-    return [_candidate(row) for row in rows]
 
 
 def collapse_window(limit: int) -> int:

@@ -17,7 +17,6 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 
 from .pipeline import SearchContext
-from .scoring import weak_signals_reason
 
 
 class FlagRerankerScorer:
@@ -116,8 +115,7 @@ class RerankStage:
         return ctx
 
     def _fall_back(self, ctx: SearchContext, outcome: dict) -> SearchContext:
-        """Keep the fused order; apply the floors now if the gate deferred them to the reranker."""
-        s = ctx.settings
+        """Keep the fused order; apply the gate's set-level decision now if it was deferred to the reranker."""
         outcome["fallback"] = "fused order kept"
         if ctx.floors_deferred:
             outcome["fallback"] += "; deferred floors applied"
@@ -131,8 +129,7 @@ class RerankStage:
                     ctx.drop(cand, f"gate (reranker fell back): {verdict.get('floor_reason')}")
             ctx.ranking = kept
             if not kept:
-                g = ctx.gate_summary
-                ctx.halt(weak_signals_reason(g.get("best_cosine"), g.get("best_bm25"), s.cosine_floor, s.bm25_floor))
+                ctx.halt(ctx.gate_summary.get("reason") or "every candidate is weak on every signal")
         ctx.rerank_outcome = outcome
         ctx.note(f"reranker {outcome['status']}: {outcome.get('detail', '')}; {outcome['fallback']}")
         ctx.io(outputs=outcome)

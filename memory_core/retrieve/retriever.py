@@ -77,10 +77,8 @@ class Retriever:
         self._reranker_key: tuple | None = ("injected",) if reranker is not None else None
         self._reranker_lock = threading.Lock()
         self._stats_lock = threading.Lock()
-        self._doc_count: int | None = None
-        self._stats_version = 0
+        self._term_counts_key: tuple | None = None
         self._term_counts: dict[str, int] = {}
-        self._vocab_ready = False
         self.query_vectors = QueryVectorCache(settings().query_cache_size)
 
     # -- dependencies used by stages ------------------------------------------------------------
@@ -96,44 +94,14 @@ class Retriever:
     def rewriter(self, settings: RetrievalSettings) -> QueryRewriter:
         return QueryRewriter(self._llm, settings.rewrite_timeout_s, settings.max_query_chars)
 
-    def _fresh_stats(self) -> None:
-        """Refresh the record count and forget cached term counts once the store has changed by
-        more than about 1% since they were taken (any change at all for stores under 100 records);
-        the lexical stage only needs them approximately."""
-        version = self.store.records_version()
-        if self._doc_count is not None and version - self._stats_version <= self._doc_count // 100:
-            return
-        self._doc_count = int(self.store.scalar("SELECT COUNT(*) FROM records WHERE status != 'deleted'") or 0)
-        self._stats_version = version
-        self._term_counts = {}
-
-    def document_count(self) -> int:
-        """Records that are not deleted (what FTS5 indexes), kept within about 1%."""
+    def readable_term_counts(self, key: tuple) -> dict[str, int]:
+        """The cache of readable term counts for one readable set in one store state (``key`` from
+        :func:`.lexical.lookup_key`); a new key starts an empty cache. Exact, never stale: any write
+        changes the store's records version and so the key."""
         with self._stats_lock:
-            self._fresh_stats()
-            return self._doc_count or 0
-
-    def term_document_counts(self, terms: list[str]) -> dict[str, int]:
-        """How many records hold each single-word term, from FTS5's own vocabulary (fts5vocab)."""
-        with self._stats_lock:
-            self._fresh_stats()
-            missing = [t for t in dict.fromkeys(terms) if t not in self._term_counts]
-            if missing:
-                with self.store.lock:
-                    if not self._vocab_ready:
-                        self.store.conn.execute(
-                            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.records_fts_vocab USING fts5vocab(main, records_fts, 'row')"
-                        )
-                        self._vocab_ready = True
-                    rows = self.store.conn.execute(
-                        f"SELECT term, doc FROM temp.records_fts_vocab WHERE term IN ({','.join('?' * len(missing))})", missing
-                    ).fetchall()
-                found = {row[0]: int(row[1]) for row in rows}
-                if len(self._term_counts) > 50_000:
-                    self._term_counts = {}
-                for term in missing:
-                    self._term_counts[term] = found.get(term, 0)
-            return {t: self._term_counts[t] for t in terms if self._term_counts.get(t)}
+            if key != self._term_counts_key or len(self._term_counts) > 50_000:
+                self._term_counts_key, self._term_counts = key, {}
+            return self._term_counts
 
     def query_vector(self, text: str, settings: RetrievalSettings) -> tuple[np.ndarray, bool]:
         """The query's vector and whether it came from the bounded cache (bypassed when the

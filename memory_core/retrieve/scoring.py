@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TypeVar
 
 import numpy as np
@@ -70,36 +71,120 @@ def _fmt(value: float, floor: float, digits: int) -> tuple[str, str]:
     return f"{value:.6f}", f"{floor:.6f}"
 
 
-def gate_check(
-    cosine: float | None, bm25: float | None, entity_names: Sequence[str], cosine_floor: float, bm25_floor: float
-) -> tuple[bool, str]:
-    """Does one candidate pass the gate? A candidate passes on any one of its three signals."""
-    if entity_names:
-        return True, "passed: exact entity match (" + ", ".join(entity_names) + ")"
-    if cosine is not None and cosine >= cosine_floor:
-        a, b = _fmt(cosine, cosine_floor, 2)
-        return True, f"passed: cosine {a} >= floor {b}"
-    if bm25 is not None and bm25 >= bm25_floor:
-        a, b = _fmt(bm25, bm25_floor, 1)
-        return True, f"passed: BM25 {a} >= floor {b}"
-    return False, weak_signals_reason(cosine, bm25, cosine_floor, bm25_floor, prefix="")
+@dataclass(frozen=True)
+class GateFloors:
+    """The gate's thresholds (the retrieval settings of the same names)."""
+
+    cosine: float
+    lexical: float
+    entity_support_cosine: float
+    entity_support_lexical: float
+    cosine_unknown_name: float = math.inf
+
+    @classmethod
+    def of(cls, settings) -> "GateFloors":
+        return cls(settings.cosine_floor, settings.lexical_floor, settings.entity_support_cosine, settings.entity_support_lexical,
+                   settings.cosine_floor_unknown_name)
 
 
-def weak_signals_reason(
-    cosine: float | None, bm25: float | None, cosine_floor: float, bm25_floor: float, prefix: str = "best "
-) -> str:
-    """'best cosine 0.31 < floor 0.40; best BM25 2.1 < floor 6.0; no entity match' (or per candidate)."""
-    if cosine is None:
+@dataclass(frozen=True)
+class Evidence:
+    """One candidate's gate signals: cosine, lexical score, matched entity names, and the lexical
+    score on the query words other than those names (None when the query is only the name)."""
+
+    cosine: float | None
+    lexical: float | None
+    entities: tuple[str, ...] = ()
+    rest_lexical: float | None = None
+    unknown_names: tuple[str, ...] = ()  # of the query: capitalised words no readable record holds
+
+
+def _cosine_floor(ev: "Evidence", floors: "GateFloors") -> tuple[float, str]:
+    """The cosine floor that applies, and how to name it in a reason."""
+    if ev.unknown_names:
+        names = ", ".join(ev.unknown_names)
+        return floors.cosine_unknown_name, f"floor {{}} for a query naming {names}, which no readable record holds"
+    return floors.cosine, "floor {}"
+
+
+def gate_check(ev: Evidence, floors: GateFloors) -> tuple[bool, str]:
+    """Is this candidate strong evidence that the query is answerable, and why (or why not)?
+
+    Strong on any one of: cosine at or above its floor; lexical score at or above its floor; an
+    exact entity match *with support for the rest of the question* (cosine at or above the lower
+    support floor, or the non-name words' lexical score at or above theirs). A name alone is not
+    relevance: "how does Alice like her answers formatted?" names Alice but asks about formatting.
+    """
+    floor, label = _cosine_floor(ev, floors)
+    if ev.cosine is not None and ev.cosine >= floor:
+        a, b = _fmt(ev.cosine, floor, 2)
+        return True, f"cosine {a} >= {label.format(b)}"
+    if ev.lexical is not None and ev.lexical >= floors.lexical:
+        a, b = _fmt(ev.lexical, floors.lexical, 2)
+        return True, f"lexical score {a} >= floor {b}"
+    if ev.entities:
+        names = ", ".join(ev.entities)
+        if ev.cosine is not None and ev.cosine >= floors.entity_support_cosine:
+            a, b = _fmt(ev.cosine, floors.entity_support_cosine, 2)
+            return True, f"entity match ({names}) supported by cosine {a} >= {b}"
+        if ev.rest_lexical is not None and ev.rest_lexical >= floors.entity_support_lexical:
+            a, b = _fmt(ev.rest_lexical, floors.entity_support_lexical, 2)
+            return True, f"entity match ({names}) supported by the rest of the question: lexical {a} >= {b}"
+    return False, weak_reason(ev, floors, prefix="")
+
+
+def _entity_text(ev: Evidence, floors: GateFloors) -> str:
+    if not ev.entities:
+        return "no entity match"
+    parts = []
+    if ev.cosine is not None:
+        a, b = _fmt(ev.cosine, floors.entity_support_cosine, 2)
+        parts.append(f"cosine {a} < {b}")
+    if ev.rest_lexical is None:
+        parts.append("the query has no other words")
+    else:
+        a, b = _fmt(ev.rest_lexical, floors.entity_support_lexical, 2)
+        parts.append(f"rest of the question lexical {a} < {b}")
+    return f"entity match ({', '.join(ev.entities)}) without support for the rest of the question ({'; '.join(parts)})"
+
+
+def weak_reason(ev: Evidence, floors: GateFloors, prefix: str = "best ") -> str:
+    """'best cosine 0.31 < floor 0.45; best lexical score 0.20 < floor 0.75; no entity match'."""
+    if ev.cosine is None:
         dense = "no dense candidate"
     else:
-        a, b = _fmt(cosine, cosine_floor, 2)
-        dense = f"{prefix}cosine {a} < floor {b}"
-    if bm25 is None:
+        floor, label = _cosine_floor(ev, floors)
+        a, b = _fmt(ev.cosine, floor, 2) if math.isfinite(floor) else (f"{ev.cosine:.2f}", "inf")
+        dense = f"{prefix}cosine {a} < {label.format(b)}"
+    if ev.lexical is None:
         lexical = "no lexical match"
     else:
-        a, b = _fmt(bm25, bm25_floor, 1)
-        lexical = f"{prefix}BM25 {a} < floor {b}"
-    return f"{dense}; {lexical}; no entity match"
+        a, b = _fmt(ev.lexical, floors.lexical, 2)
+        lexical = f"{prefix}lexical score {a} < floor {b}"
+    return f"{dense}; {lexical}; {_entity_text(ev, floors)}"
+
+
+def gate_set(evidence: Sequence[Evidence], floors: GateFloors) -> tuple[int | None, str]:
+    """The gate on a result set: the index of the first (best-ranked) strong candidate and why it
+    is strong, or None and why every candidate is weak (judged on the best value of each signal)."""
+    for i, ev in enumerate(evidence):
+        passed, reason = gate_check(ev, floors)
+        if passed:
+            return i, reason
+    if not evidence:
+        return None, "no candidates"
+    best = Evidence(
+        cosine=max((e.cosine for e in evidence if e.cosine is not None), default=None),
+        lexical=max((e.lexical for e in evidence if e.lexical is not None), default=None),
+        entities=tuple(dict.fromkeys(n for e in evidence for n in e.entities)),
+        rest_lexical=max((e.rest_lexical for e in evidence if e.entities and e.rest_lexical is not None), default=None),
+        unknown_names=evidence[0].unknown_names,
+    )
+    if best.entities:  # the best support any entity-matched candidate had
+        ent_cos = max((e.cosine for e in evidence if e.entities and e.cosine is not None), default=None)
+        text = weak_reason(Evidence(best.cosine, best.lexical, unknown_names=best.unknown_names), floors).rsplit(";", 1)[0]
+        return None, f"{text}; {_entity_text(Evidence(ent_cos, None, best.entities, best.rest_lexical), floors)}"
+    return None, weak_reason(best, floors)
 
 
 # -- near-duplicate collapse --------------------------------------------------------------------

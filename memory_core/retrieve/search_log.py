@@ -94,10 +94,10 @@ def log_failure(ctx: SearchContext, exc: BaseException) -> None:
 
 def generator_lists(stages: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     """Each generator's candidates in rank order as ``{"id", "rank", "score"}`` (cosine for dense,
-    BM25 for lexical, none for entity), read from the logged stage outputs."""
+    the lexical score for lexical, none for entity), read from the logged stage outputs."""
     out: dict[str, list[dict[str, Any]]] = {}
     by_name = {s.get("name"): s for s in stages}
-    for name, key in (("dense", "cosine"), ("lexical", "bm25"), ("entity", None)):
+    for name, key in (("dense", "cosine"), ("lexical", "lexical"), ("entity", None)):
         items = ((by_name.get(name) or {}).get("outputs") or {}).get("candidates") or []
         out[name] = [{"id": c["id"], "rank": c["rank"], "score": c.get(key) if key else None} for c in items]
     return out

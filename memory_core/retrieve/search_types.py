@@ -67,7 +67,8 @@ class Candidate:
     dense_rank: int | None = None
     cosine: float | None = None
     lexical_rank: int | None = None
-    bm25: float | None = None
+    lexical: float | None = None  # lexical score in [0, 1] (retrieve/lexical.py)
+    lexical_terms: tuple[str, ...] = ()
     entity_rank: int | None = None
     entities: list[dict[str, str]] = field(default_factory=list)
     fused_rank: int | None = None
@@ -100,7 +101,7 @@ class Candidate:
     def brief(self) -> dict[str, Any]:
         """Id plus the scores known so far (what stage traces list)."""
         out: dict[str, Any] = {"id": self.record_id}
-        for name in ("dense_rank", "cosine", "lexical_rank", "bm25", "entity_rank", "fused_rank", "score"):
+        for name in ("dense_rank", "cosine", "lexical_rank", "lexical", "entity_rank", "fused_rank", "score"):
             value = getattr(self, name)
             if value is not None:
                 out[name] = round(value, 6) if isinstance(value, float) else value

@@ -166,15 +166,22 @@ class MemoryService(ExtractionMethods):
 
     def start_session(
         self, *, agent_id: str, user_id: str, session_id: str | None = None, project_id: str | None = None,
-        write_targets: dict[str, str] | None = None,
+        write_targets: dict[str, str] | None = None, framework: str | None = None, trigger_mode: str | None = None,
     ) -> Session:
-        """Begin (or resume) a conversation between an agent and a user."""
+        """Begin (or resume) a conversation between an agent and a user.
+
+        ``framework`` and ``trigger_mode`` record which adapter opened it (shown in the admin app).
+        """
         validate_id(agent_id, "agent_id")
         validate_id(user_id, "user_id")
         if project_id is not None:
             validate_id(project_id, "project_id")
         if session_id is not None:
             validate_id(session_id, "session_id")
+        if framework is not None:
+            validate_id(framework, "framework")
+        if trigger_mode not in (None, "tool_only", "auto", "hybrid"):
+            raise InvalidInputError("trigger_mode must be tool_only, auto or hybrid", field="trigger_mode")
         targets = {"personal": f"user:{user_id}"}
         if project_id:
             targets["current_project"] = f"project:{project_id}"
@@ -185,7 +192,7 @@ class MemoryService(ExtractionMethods):
             targets[label] = parse_scope(scope).key
         session_id = session_id or new_id("ses")
         sessions.open_session(self.store, session_id=session_id, agent_id=agent_id, user_id=user_id, project_id=project_id,
-                              write_targets=targets, now=self._now())
+                              write_targets=targets, now=self._now(), framework=framework, trigger_mode=trigger_mode)
         return Session(self, session_id, agent_id, user_id, project_id, targets)
 
     def session(self, session_id: str) -> Session:
@@ -199,7 +206,8 @@ class MemoryService(ExtractionMethods):
         kind = event.get("type")
         if kind == "session_started":
             session = self.start_session(agent_id=event["agent_id"], user_id=event["user_id"], session_id=event.get("session_id"),
-                                         project_id=event.get("project_id"), write_targets=event.get("write_targets"))
+                                         project_id=event.get("project_id"), write_targets=event.get("write_targets"),
+                                         framework=event.get("framework"), trigger_mode=event.get("trigger_mode"))
             return {"ok": True, "session_id": session.id}
         if kind == "turn_completed":
             turn = self.session(event["session_id"]).record_turn(event["role"], event["content"], at=event.get("at"))

@@ -419,6 +419,19 @@ def _m0070_search_settings(conn: sqlite3.Connection) -> None:
     )
 
 
+@migration(80, "session origin: framework and trigger mode")
+def _m0080_session_origin(conn: sqlite3.Connection) -> None:
+    # Which adapter opened a session (deepagents, crewai; NULL for direct API use) and its
+    # trigger mode (tool_only, auto, hybrid), so the admin app can show where a transcript came from.
+    _script(
+        conn,
+        """
+        ALTER TABLE sessions ADD COLUMN framework TEXT;
+        ALTER TABLE sessions ADD COLUMN trigger_mode TEXT CHECK (trigger_mode IS NULL OR trigger_mode IN ('tool_only','auto','hybrid'));
+        """,
+    )
+
+
 # Store hardening (issue 12), kept in their own module to keep this one short.
 migration(60, "event reasons can be redacted when a record is forgotten")(migrations_hardening.allow_event_redaction)
 migration(61, "tombstones hold no attribute or subject; FTS rows name only same-scope entities")(

@@ -9,7 +9,7 @@ from .db import Store, dumps, loads
 
 
 def open_session(store: Store, *, session_id: str, agent_id: str, user_id: str, project_id: str | None,
-                 write_targets: dict[str, str], now: str) -> None:
+                 write_targets: dict[str, str], now: str, framework: str | None = None, trigger_mode: str | None = None) -> None:
     """Create the session row (with a ``session.started`` event), or check that an existing one may be resumed."""
     with store.transaction() as conn:
         existing = conn.execute("SELECT agent_id, user_id, ended_at FROM sessions WHERE id = ?", (session_id,)).fetchone()
@@ -20,11 +20,13 @@ def open_session(store: Store, *, session_id: str, agent_id: str, user_id: str, 
                 raise SessionClosedError(f"session {session_id} has ended")
             return
         conn.execute(
-            "INSERT INTO sessions (id, agent_id, user_id, project_id, write_targets, started_at) VALUES (?,?,?,?,?,?)",
-            (session_id, agent_id, user_id, project_id, dumps(write_targets), now),
+            "INSERT INTO sessions (id, agent_id, user_id, project_id, write_targets, started_at, framework, trigger_mode) "
+            "VALUES (?,?,?,?,?,?,?,?)",
+            (session_id, agent_id, user_id, project_id, dumps(write_targets), now, framework, trigger_mode),
         )
         store.append_event(conn, at=now, kind="session.started", actor=f"agent:{agent_id}",
-                           payload={"session_id": session_id, "user_id": user_id, "project_id": project_id})
+                           payload={"session_id": session_id, "user_id": user_id, "project_id": project_id,
+                                    "framework": framework, "trigger_mode": trigger_mode})
 
 
 def session_row(store: Store, session_id: str) -> dict:

@@ -37,7 +37,7 @@ def test_every_stage_ranking_is_read_back_from_the_search_log(tmp_path):
         assert table["overall"]["questions"] == 1 and table["overall"]["full"]["hit@10"] == 1.0
         assert "4:single-hop" in table
         features = gate_features(question.qid, True, obs)
-        assert features.answerable and features.entity
+        assert features.answerable and features.entity_cosine is not None and features.kind == "answerable"
     finally:
         service.close()
 

@@ -12,7 +12,7 @@ def test_a_response_shows_its_results_and_why(hit, hostile):
     markup = hit._repr_html_()
     assert_safe(markup)
     assert "1 result(s)" in markup or f"{len(hit.results)} result(s)" in markup
-    assert hostile.new_id in markup and "passed: cosine" in markup
+    assert hostile.new_id in markup and "passed: the result set passes on" in markup
     assert "&lt;img src=x onerror=alert(1)&gt;" in markup  # the query and the entity name, escaped
     assert "No memory returned" not in markup
 

@@ -27,15 +27,18 @@ def test_the_pipeline_runs_the_design_stages_in_order(service, alice):
     assert set(response.trace.timings()) == set(DESIGN_ORDER)
 
 
-def test_each_result_explanation_is_complete(service, alice, clock):
+def test_each_result_explanation_is_complete(make_service, clock):
+    service = make_service(freshness_weight=0.5)  # freshness ships off; on, it applies to recency questions
+    service.grant("assistant", "user:alice", read=True, write=True, actor="t")
+    alice = service.start_session(agent_id="assistant", user_id="alice")
     write(alice, "The user prefers concise technical answers.", attribute="answer_style", mentions=["Priya"])
     write(alice, "Reviewed concise answer guidelines with Priya.", type="episodic", mentions=["Priya"],
           event_at="2026-02-01T10:00:00Z")
-    response = search(service, alice, "concise answers Priya")
+    response = search(service, alice, "latest concise answers Priya")  # a recency question: freshness applies
     assert len(response.results) == 2
     for rank, result in enumerate(response.results, start=1):
         e = result.explanation
-        assert e.rank == rank and e.raw_query == "concise answers Priya" and e.rewritten_query is None
+        assert e.rank == rank and e.raw_query == "latest concise answers Priya" and e.rewritten_query is None
         assert e.matched_by and set(e.generators) == set(e.matched_by)
         for name, detail in e.generators.items():
             assert detail["rank"] >= 1
@@ -87,3 +90,20 @@ def test_a_stage_cannot_drop_a_candidate_without_a_reason(service):
     ctx = SearchContext(request=None, settings=service.settings.retrieval, deps=None, search_id="s", now=None, at="")
     with pytest.raises(AssertionError, match="sloppy dropped"):
         Pipeline([_Seed(), _Sloppy()]).run(ctx)
+
+
+def test_freshness_is_off_by_default_and_limited_to_recency_questions(make_service):
+    service = make_service()
+    service.grant("assistant", "user:alice", read=True, write=True, actor="t")
+    alice = service.start_session(agent_id="assistant", user_id="alice")
+    write(alice, "Reviewed concise answer guidelines with Priya.", type="episodic", event_at="2026-02-01T10:00:00Z")
+    stage = search(service, alice, "latest answer guidelines").trace.stage("freshness")
+    assert stage.status == "skipped" and stage.notes == ["freshness_weight is 0"]
+    on = make_service("on.sqlite", freshness_weight=0.5)
+    on.grant("assistant", "user:alice", read=True, write=True, actor="t")
+    session = on.start_session(agent_id="assistant", user_id="alice")
+    write(session, "Reviewed concise answer guidelines with Priya.", type="episodic", event_at="2026-02-01T10:00:00Z")
+    plain = search(on, session, "answer guidelines").trace.stage("freshness")
+    assert plain.status == "skipped" and plain.notes == ["the query does not ask about the present or the recent past"]
+    recent = search(on, session, "what answer guidelines did we review recently?").trace.stage("freshness")
+    assert recent.status == "ran" and recent.inputs["asks_about_recency"] is True and recent.outputs["adjusted"]

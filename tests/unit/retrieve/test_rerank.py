@@ -72,14 +72,14 @@ def test_after_floors_reorders_the_survivors_and_explains_moves(make_service):
 
 def test_replace_floors_lets_the_reranker_decide(make_service):
     service, alice, ids = _setup(make_service, reranker_enabled=True, reranker_mode="replace_floors",
-                                 reranker_min_score=0.5, cosine_floor=0.99, bm25_floor=1000.0)
+                                 reranker_min_score=0.5, cosine_floor=0.99, lexical_floor=1.0, entity_support_cosine=1.0, entity_support_lexical=1.0)
     service.retriever.set_reranker(KeywordScorer("coffee"))
     response = search(service, alice, "what does the user drink every day")
     assert response.record_ids == [ids["coffee"]]  # the floors alone would have returned nothing
     assert response.results[0].explanation.gate == "passed: reranker score 0.900 >= min 0.5"
     reasons = {d["reason"] for d in response.trace.stage("rerank").dropped}
     assert reasons == {"reranker score 0.050 < min 0.5"}
-    assert response.trace.stage("gate").outputs["passed"]  # nothing dropped at the gate itself
+    assert not response.trace.stage("gate").dropped  # nothing dropped at the gate itself
 
 
 def test_replace_floors_with_nothing_above_the_minimum_is_empty_with_the_reason(make_service):
@@ -107,7 +107,7 @@ def test_a_timeout_keeps_the_fused_order_and_is_logged(make_service):
 
 def test_a_timeout_in_replace_mode_applies_the_deferred_floors(make_service):
     service, alice, ids = _setup(make_service, reranker_enabled=True, reranker_mode="replace_floors",
-                                 reranker_timeout_s=0.05, cosine_floor=0.99, bm25_floor=1000.0)
+                                 reranker_timeout_s=0.05, cosine_floor=0.99, lexical_floor=1.0, entity_support_cosine=1.0, entity_support_lexical=1.0)
     scorer = BlockingScorer()
     service.retriever.set_reranker(scorer)
     try:

@@ -6,10 +6,13 @@ from memory_core.retrieve.scoring import (
     count_tokens,
     fit_budget,
     freshness_factor,
+    Evidence,
+    GateFloors,
     gate_check,
+    gate_set,
     rrf_fuse,
     truncate_to_tokens,
-    weak_signals_reason,
+    weak_reason,
 )
 
 
@@ -38,18 +41,42 @@ def test_freshness_halves_the_recency_part_each_half_life():
     assert freshness_factor(1000, 90, 0.0) == 1.0
 
 
-def test_gate_check_passes_on_any_signal_and_explains_a_failure():
-    assert gate_check(0.5, None, [], 0.4, 6.0) == (True, "passed: cosine 0.50 >= floor 0.40")
-    assert gate_check(0.1, 7.25, [], 0.4, 6.0) == (True, "passed: BM25 7.2 >= floor 6.0")
-    assert gate_check(0.1, 1.0, ["Priya"], 0.4, 6.0) == (True, "passed: exact entity match (Priya)")
-    passed, reason = gate_check(0.31, 2.1, [], 0.4, 6.0)
-    assert not passed and reason == "cosine 0.31 < floor 0.40; BM25 2.1 < floor 6.0; no entity match"
+FLOORS = GateFloors(cosine=0.4, lexical=0.75, entity_support_cosine=0.3, entity_support_lexical=0.5)
+
+
+def test_gate_check_passes_on_any_strong_signal_and_explains_a_failure():
+    assert gate_check(Evidence(0.5, None), FLOORS) == (True, "cosine 0.50 >= floor 0.40")
+    assert gate_check(Evidence(0.1, 0.8), FLOORS) == (True, "lexical score 0.80 >= floor 0.75")
+    passed, reason = gate_check(Evidence(0.31, 0.21), FLOORS)
+    assert not passed and reason == "cosine 0.31 < floor 0.40; lexical score 0.21 < floor 0.75; no entity match"
+
+
+def test_an_entity_match_needs_support_for_the_rest_of_the_question():
+    assert gate_check(Evidence(0.35, 0.2, ("Priya",), 0.0), FLOORS) == (True, "entity match (Priya) supported by cosine 0.35 >= 0.30")
+    assert gate_check(Evidence(0.1, 0.6, ("Priya",), 0.5), FLOORS) == (
+        True, "entity match (Priya) supported by the rest of the question: lexical 0.50 >= 0.50")
+    passed, reason = gate_check(Evidence(0.12, 0.3, ("Alice",), 0.0), FLOORS)
+    assert not passed and reason == ("cosine 0.12 < floor 0.40; lexical score 0.30 < floor 0.75; entity match (Alice) without "
+                                     "support for the rest of the question (cosine 0.12 < 0.30; rest of the question lexical 0.00 < 0.50)")
+    passed, reason = gate_check(Evidence(0.2, 1.0, ("Alice",), None), FLOORS)
+    assert passed  # "Alice" alone: the lexical score (every query word held) is strong on its own
+
+
+def test_the_gate_judges_the_set_on_its_best_candidate():
+    weak, strong = Evidence(0.2, 0.1), Evidence(0.41, None)
+    assert gate_set([weak, strong, weak], FLOORS) == (1, "cosine 0.41 >= floor 0.40")
+    first, reason = gate_set([weak, Evidence(0.33, 0.5), Evidence(0.1, None, ("Alice",), 0.2)], FLOORS)
+    assert first is None
+    assert reason == ("best cosine 0.33 < floor 0.40; best lexical score 0.50 < floor 0.75; entity match (Alice) without "
+                      "support for the rest of the question (cosine 0.10 < 0.30; rest of the question lexical 0.20 < 0.50)")
+    assert gate_set([], FLOORS) == (None, "no candidates")
 
 
 def test_weak_reason_matches_the_documented_wording_and_never_shows_equal_numbers():
-    assert weak_signals_reason(0.31, 2.1, 0.40, 6.0) == "best cosine 0.31 < floor 0.40; best BM25 2.1 < floor 6.0; no entity match"
-    assert weak_signals_reason(None, None, 0.4, 6.0) == "no dense candidate; no lexical match; no entity match"
-    assert weak_signals_reason(0.3996, 5.99, 0.4, 6.0) == "best cosine 0.3996 < floor 0.4000; best BM25 5.99 < floor 6.00; no entity match"
+    assert weak_reason(Evidence(0.31, 0.21), FLOORS) == "best cosine 0.31 < floor 0.40; best lexical score 0.21 < floor 0.75; no entity match"
+    assert weak_reason(Evidence(None, None), FLOORS) == "no dense candidate; no lexical match; no entity match"
+    assert weak_reason(Evidence(0.3996, 0.7499), FLOORS) == (
+        "best cosine 0.3996 < floor 0.4000; best lexical score 0.7499 < floor 0.7500; no entity match")
 
 
 def test_collapse_keeps_the_better_ranked_copy():

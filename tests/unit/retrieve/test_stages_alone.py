@@ -22,7 +22,7 @@ def test_stages_can_be_stepped_one_at_a_time_up_to_the_gate(service, alice):
             break
     assert [s.name for s in ctx.stages][-1] == "gate" and ctx.stages[-1].status == "ran"
     assert [c.record_id for c in ctx.ranking] == [kept]
-    assert ctx.stages[-1].outputs["passed"][0]["id"] == kept
+    assert ctx.stages[-1].outputs["passed"] is True and ctx.stages[-1].outputs["candidates"][0]["id"] == kept
     assert service.store.scalar("SELECT COUNT(*) FROM search_log") == 0  # nothing logged: the log stage never ran
 
 

@@ -1,0 +1,183 @@
+"""What every framework adapter shares: sessions, events, tools per trigger mode, result text.
+
+An adapter translates one framework's lifecycle into calls on :class:`MemoryRuntime`, which uses
+only the service's public API (``handle_event``, ``session``, ``Session.call_tool``,
+``tool_schemas``). The runtime owns the rules both adapters must agree on, so that the contract
+suite can hold them to the same behaviour:
+
+- ingestion events ``session_started`` → ``turn_completed``… → ``session_ended`` go through
+  ``service.handle_event`` and are passed to listeners in that order;
+- the tools offered in each trigger mode, with the core's JSON schemas unchanged;
+- the host's search in ``auto``/``hybrid``: at most once per user turn, only a non-empty result is
+  handed back to the adapter, which appends it as a tool-result message;
+- how a tool result (success or structured error) is written out for a model.
+
+What reaches the transcript: user text, the assistant's text replies, and results of the host's
+own (non-memory) tools. Results of the memory tools are not recorded: they are the store's own
+output, and extracting them again at session end would turn stored memories into new "evidence".
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import IdentityError
+from .identity import Identity
+from .modes import SEARCH_TOOL, TriggerMode, check_trigger_mode, host_searches, model_searches
+from .policy import memory_policy
+
+if TYPE_CHECKING:
+    from ..service import MemoryService, Session
+
+MEMORY_TOOL_NAMES = ("memory_search", "memory_get", "memory_write", "memory_revise", "memory_forget")
+AUTO_CALL_PREFIX = "memory_auto_"
+
+
+@dataclass(frozen=True)
+class AdapterEvent:
+    """One ingestion event as an adapter fired it (what listeners receive)."""
+
+    type: str
+    session_id: str
+    framework: str
+    role: str | None = None
+    content: str | None = None
+    extraction_run_id: str | None = None
+
+
+Listener = Callable[[AdapterEvent], None]
+
+
+def format_tool_result(result: dict[str, Any]) -> str:
+    """A tool result as the text a model reads: the JSON itself, after a one-line error summary
+    when the call failed, so a model that skims still sees what went wrong and why."""
+    body = json.dumps(result, ensure_ascii=False, default=str)  # one line: JSON escapes newlines
+    if result.get("ok") is False:
+        error = result.get("error") or {}
+        # the summary is one line however the message reads (it can quote a model's field names)
+        summary = " ".join(f"Error ({error.get('code', 'error')}): {error.get('message', 'the memory tool failed')}".split())
+        return f"{summary[:500]}\n{body}"
+    return body
+
+
+def drop_null_arguments(arguments: Any) -> Any:
+    """Arguments without keys whose value is null: strict tool-calling formats make a model send
+    every property, with null for the ones it means to leave out."""
+    if isinstance(arguments, dict):
+        return {key: value for key, value in arguments.items() if value is not None}
+    return arguments
+
+
+class MemoryRuntime:
+    """The framework-neutral half of an adapter: one per adapter instance, safe across threads."""
+
+    def __init__(self, service: "MemoryService", *, framework: str, trigger_mode: TriggerMode | str | None = None,
+                 listeners: list[Listener] | tuple[Listener, ...] = ()) -> None:
+        self.service = service
+        self.framework = framework
+        self.trigger_mode: TriggerMode = check_trigger_mode(trigger_mode or service.settings.adapters.trigger_mode)
+        self._listeners = list(listeners)
+        self._open: dict[str, "Session"] = {}
+        self._lock = threading.RLock()
+
+    # -- prompt prefix and tools ----------------------------------------------------------------
+
+    def policy(self) -> str:
+        """The static memory-use policy text for this trigger mode."""
+        return memory_policy(self.trigger_mode)
+
+    def tool_names(self) -> list[str]:
+        """Memory tools offered to the model in this trigger mode."""
+        return [name for name in MEMORY_TOOL_NAMES if name != SEARCH_TOOL or model_searches(self.trigger_mode)]
+
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        """The core's tool definitions (name, description, input_schema) offered in this mode."""
+        offered = set(self.tool_names())
+        return [schema for schema in self.service.tool_schemas() if schema["name"] in offered]
+
+    # -- events ---------------------------------------------------------------------------------
+
+    def add_listener(self, listener: Listener) -> None:
+        """Call ``listener`` with every event this runtime fires from now on."""
+        self._listeners.append(listener)
+
+    def _emit(self, event: AdapterEvent) -> None:
+        for listener in list(self._listeners):
+            listener(event)
+
+    def open(self, identity: Identity) -> "Session":
+        """The session for ``identity``, started (``session_started``) on first use in this process.
+
+        Refuses a run that names an open session with a different principal.
+        """
+        with self._lock:
+            session = self._open.get(identity.session_id)
+            if session is not None:
+                if (session.agent_id, session.user_id) != (identity.agent_id, identity.user_id):
+                    raise IdentityError(
+                        f"session {identity.session_id} belongs to agent {session.agent_id} and user {session.user_id}, "
+                        f"not agent {identity.agent_id} and user {identity.user_id}",
+                        session_id=identity.session_id,
+                    )
+                return session
+            self.service.handle_event({
+                "type": "session_started", "agent_id": identity.agent_id, "user_id": identity.user_id,
+                "session_id": identity.session_id, "project_id": identity.project_id,
+                "framework": self.framework, "trigger_mode": self.trigger_mode,
+            })
+            session = self.service.session(identity.session_id)
+            self._open[identity.session_id] = session
+        self._emit(AdapterEvent("session_started", session.id, self.framework))
+        return session
+
+    def session(self, session_id: str) -> "Session":
+        """An open session of this runtime by id (IdentityError when it was never opened here)."""
+        with self._lock:
+            session = self._open.get(session_id)
+        if session is None:
+            raise IdentityError(f"no open {self.framework} memory session {session_id!r} in this process", session_id=session_id)
+        return session
+
+    def record_turn(self, session: "Session", role: str, content: str) -> None:
+        """Append a transcript turn (``turn_completed``); blank text is not a turn."""
+        if not isinstance(content, str) or not content.strip():
+            return
+        self.service.handle_event({"type": "turn_completed", "session_id": session.id, "role": role, "content": content})
+        self._emit(AdapterEvent("turn_completed", session.id, self.framework, role=role, content=content))
+
+    def end(self, session_id: str) -> str | None:
+        """End the session (``session_ended``); returns the queued extraction run id, if any."""
+        with self._lock:
+            self._open.pop(session_id, None)
+        run_id = self.service.handle_event({"type": "session_ended", "session_id": session_id}).get("extraction_run_id")
+        self._emit(AdapterEvent("session_ended", session_id, self.framework, extraction_run_id=run_id))
+        return run_id
+
+    # -- tool calls and the host's search -------------------------------------------------------
+
+    def call_tool(self, session: "Session", name: str, arguments: Any) -> dict[str, Any]:
+        """Run a memory tool the model called; a tool not offered in this mode is refused like an
+        unknown tool, so auto mode cannot be bypassed by a model that guesses the name."""
+        if name not in self.tool_names():
+            return {"ok": False, "error": {
+                "code": "unknown_tool",
+                "message": f"tool {name!r} is not offered in {self.trigger_mode} mode; available: {', '.join(self.tool_names())}",
+            }}
+        return session.call_tool(name, arguments)
+
+    def host_search(self, session: "Session", user_text: str) -> dict[str, Any] | None:
+        """The host's search for one user turn (auto and hybrid modes): the memory_search result
+        when it has results, else None (nothing is appended for an empty or failed search)."""
+        if not host_searches(self.trigger_mode) or not isinstance(user_text, str):
+            return None
+        query = user_text.strip()[: self.service.settings.retrieval.max_query_chars]
+        if not query:
+            return None
+        result = session.call_tool(SEARCH_TOOL, {"query": query})
+        if result.get("ok") and result.get("results"):
+            return result
+        return None

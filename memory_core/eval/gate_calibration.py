@@ -1,0 +1,200 @@
+"""The gate calibrator: one procedure for every labelled set (LoCoMo, the fixture, the scenarios).
+
+Each labelled query carries what its search's gate saw (the best value of each signal over the
+candidates) and a label: answerable (its answer is in the store) or not (the right answer is
+empty). The pipeline's gate (:func:`memory_core.retrieve.scoring.gate_set`) lets a result set
+through when some candidate has cosine ≥ ``cosine_floor``, or lexical score ≥ ``lexical_floor``,
+or an entity match with support (its cosine ≥ ``entity_support_cosine``, or its lexical score on
+the non-name words ≥ ``entity_support_lexical``). Those four best values decide the gate exactly,
+so any floors can be evaluated on logged searches without searching again.
+
+The procedure (docs/calibration.md):
+
+0. The gate signals: see the first paragraph; a query naming something no readable record holds
+   (``unknown_names``) has its cosine compared with ``cosine_floor_unknown_name`` instead.
+1. Collect labelled queries with the gate open: LoCoMo's answerable questions, its off-topic
+   questions (another conversation's) and its *named* off-topic questions (the same, rewritten to
+   name the asked store's speakers); the fixture ``tests/data/gate_calibration.json``; and the
+   scenario suite's gate searches. LoCoMo is split into two halves by conversation.
+2. On one half (the *train* half), sweep the four floors. A point is *admissible* when its
+   false-empty rate on answerable questions is at most ``max_false_empty`` and it keeps every
+   guard query (fixture and scenarios) right, or, if no point does, loses the fewest. Among
+   admissible points pick the highest correct-empty over both off-topic classes (mean of the
+   two), then the lowest false-empty, then the lowest floors.
+3. Report the pick on the other half (*held out*), and do the same with the halves swapped. The
+   shipped defaults are the pick of the first fold; the numbers reported for them are the
+   held-out half's.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .metrics import auc, frange
+
+FLOOR_NAMES = ("cosine_floor", "cosine_floor_unknown_name", "lexical_floor", "entity_support_cosine", "entity_support_lexical")
+DISABLED = math.inf
+GRID = {
+    "cosine_floor": frange(0.34, 0.56, 0.01),
+    "cosine_floor_unknown_name": [*frange(0.45, 0.70, 0.05), DISABLED],
+    "lexical_floor": [*frange(0.40, 1.00, 0.05), DISABLED],
+    "entity_support_cosine": [*frange(0.20, 0.56, 0.02), DISABLED],
+    "entity_support_lexical": [*frange(0.20, 1.00, 0.10), DISABLED],
+}
+
+
+@dataclass(frozen=True)
+class GateFeatures:
+    """What the gate saw for one labelled query: the best of each signal over its candidates."""
+
+    qid: str
+    answerable: bool
+    cosine: float | None
+    lexical: float | None
+    entity_cosine: float | None = None  # best cosine among entity-matched candidates
+    entity_rest: float | None = None  # best non-name lexical score among entity-matched candidates
+    source: str = "locomo"
+    unknown_name: bool = False  # the query names something no readable record holds
+
+    @property
+    def kind(self) -> str:
+        """answerable, off_topic or named (a LoCoMo off-topic question naming the store's speakers)."""
+        if self.answerable:
+            return "answerable"
+        return "named" if self.qid.endswith("~named") else "off_topic"
+
+
+def _col(features: list[GateFeatures], attr: str) -> np.ndarray:
+    return np.array([getattr(f, attr) if getattr(f, attr) is not None else -np.inf for f in features], dtype=np.float64)
+
+
+def passes(f: GateFeatures, floors: dict) -> bool:
+    """The gate's decision for one query with the given floors (``math.inf`` disables a signal)."""
+    pairs = ((f.cosine, "cosine_floor_unknown_name" if f.unknown_name else "cosine_floor"), (f.lexical, "lexical_floor"), (f.entity_cosine, "entity_support_cosine"),
+             (f.entity_rest, "entity_support_lexical"))
+    return any(value is not None and value >= floors[name] for value, name in pairs)
+
+
+def outcome(features: list[GateFeatures], floors: dict) -> dict:
+    """Correct-empty per negative class, false-empty on answerable queries, and counts."""
+    kinds: dict[str, list[bool]] = {}
+    for f in features:
+        kinds.setdefault(f.kind, []).append(passes(f, floors))
+    out = {name: floors[name] for name in FLOOR_NAMES}
+    answerable = kinds.get("answerable", [])
+    out["false_empty"] = 1 - sum(answerable) / len(answerable) if answerable else float("nan")
+    for kind in ("off_topic", "named"):
+        values = kinds.get(kind, [])
+        out[f"correct_empty_{kind}"] = 1 - sum(values) / len(values) if values else float("nan")
+    present = [out[f"correct_empty_{k}"] for k in ("off_topic", "named") if kinds.get(k)]
+    out["correct_empty"] = sum(present) / len(present) if present else float("nan")
+    out["questions"] = {kind: len(v) for kind, v in kinds.items()}
+    return out
+
+
+def guard_errors(guards: list[GateFeatures], floors: dict) -> dict:
+    """Guard queries the floors get wrong: answerable ones emptied, off-topic ones let through."""
+    lost = [g.qid for g in guards if g.answerable and not passes(g, floors)]
+    leaked = [g.qid for g in guards if not g.answerable and passes(g, floors)]
+    return {"positives": sum(g.answerable for g in guards), "negatives": sum(not g.answerable for g in guards),
+            "lost": lost, "leaked": leaked}
+
+
+def sweep(features: list[GateFeatures], guards: list[GateFeatures], grid: dict | None = None) -> list[dict]:
+    """Every floor combination of ``grid``: false-empty, correct-empty per class, guard errors."""
+    grid = grid or GRID
+    every = features + guards
+    cols = {name: _col(every, attr) for name, attr in zip(FLOOR_NAMES, ("cosine", "cosine", "lexical", "entity_cosine", "entity_rest"))}
+    unknown = np.array([f.unknown_name for f in every], dtype=bool)
+    cols["cosine_floor"] = np.where(unknown, -np.inf, cols["cosine_floor"])  # each query uses one of the two cosine floors
+    cols["cosine_floor_unknown_name"] = np.where(unknown, cols["cosine_floor_unknown_name"], -np.inf)
+    n = len(features)
+    kinds = np.array([f.kind for f in every])
+    answerable = kinds == "answerable"
+    is_feat = np.arange(len(every)) < n
+    masks = {"answerable": answerable & is_feat, "off_topic": (kinds == "off_topic") & is_feat,
+             "named": (kinds == "named") & is_feat}
+    guard_pos, guard_neg = answerable & ~is_feat, ~answerable & ~is_feat
+    per_floor = {name: [cols[name] >= v for v in grid[name]] for name in FLOOR_NAMES}
+    counts = {k: int(m.sum()) for k, m in masks.items()}
+    points = []
+    sizes = [range(len(grid[name])) for name in FLOOR_NAMES]
+    for i, u, j in itertools.product(*sizes[:3]):
+        base = per_floor["cosine_floor"][i] | per_floor["cosine_floor_unknown_name"][u] | per_floor["lexical_floor"][j]
+        for a, b in itertools.product(*sizes[3:]):
+            passed = base | per_floor["entity_support_cosine"][a] | per_floor["entity_support_lexical"][b]
+            p = {name: grid[name][x] for name, x in zip(FLOOR_NAMES, (i, u, j, a, b))}
+            p["false_empty"] = 1 - (passed & masks["answerable"]).sum() / counts["answerable"] if counts["answerable"] else math.nan
+            ce = []
+            for kind in ("off_topic", "named"):
+                value = 1 - (passed & masks[kind]).sum() / counts[kind] if counts[kind] else math.nan
+                p[f"correct_empty_{kind}"] = value
+                if counts[kind]:
+                    ce.append(value)
+            p["correct_empty"] = sum(ce) / len(ce) if ce else math.nan
+            p["guard_errors"] = int((~passed & guard_pos).sum() + (passed & guard_neg).sum())
+            points.append(p)
+    return points
+
+
+def recommend(points: list[dict], max_false_empty: float) -> dict:
+    """The admissible point with the highest correct-empty (see the module docstring)."""
+    fewest = min(p["guard_errors"] for p in points)
+    guarded = [p for p in points if p["guard_errors"] == fewest]
+    eligible = [p for p in guarded if p["false_empty"] <= max_false_empty] or guarded
+
+    def key(p: dict) -> tuple:
+        return (-round(p["correct_empty"], 9), round(p["false_empty"], 9), *(p[name] for name in FLOOR_NAMES))
+
+    best = min(eligible, key=key)
+    return {**best, "met_false_empty_target": best["false_empty"] <= max_false_empty, "max_false_empty": max_false_empty}
+
+
+def separation(features: list[GateFeatures]) -> dict:
+    """AUC of each best signal for telling answerable from unanswerable queries (missing = lowest)."""
+    pos = [f for f in features if f.answerable]
+    neg = [f for f in features if not f.answerable]
+
+    def values(items, attr):
+        return [getattr(f, attr) if getattr(f, attr) is not None else -1e9 for f in items]
+
+    return {"cosine_auc": auc(values(pos, "cosine"), values(neg, "cosine")),
+            "lexical_auc": auc(values(pos, "lexical"), values(neg, "lexical")),
+            "entity_rate_answerable": sum(f.entity_cosine is not None for f in pos) / len(pos) if pos else math.nan,
+            "entity_rate_negative": sum(f.entity_cosine is not None for f in neg) / len(neg) if neg else math.nan,
+            "answerable": len(pos), "negative": len(neg)}
+
+
+def fold_of(f: GateFeatures, folds: list[set[str]]) -> int:
+    """Which half a LoCoMo query belongs to: the conversation (user) whose store it was asked of."""
+    owner = f.qid.split("<-")[0] if "<-" in f.qid else f.qid.split("#")[0]
+    return 0 if owner in folds[0] else 1
+
+
+def calibrate(features: list[GateFeatures], folds: list[set[str]], *, guards: list[GateFeatures] | None = None,
+              max_false_empty: float = 0.02, grid: dict | None = None) -> dict:
+    """The whole procedure: a pick per fold (trained on one half, reported on the other)."""
+    guards = guards or []
+    report = {"separation": separation(features), "guard_samples": len(guards), "folds": [], "max_false_empty": max_false_empty}
+    for k in (0, 1):
+        train = [f for f in features if fold_of(f, folds) == k]
+        test = [f for f in features if fold_of(f, folds) != k]
+        if not train:
+            continue
+        pick = recommend(sweep(train, guards, grid), max_false_empty)
+        floors = {name: pick[name] for name in FLOOR_NAMES}
+        report["folds"].append({"train": sorted(folds[k]), "floors": floors, "train_outcome": pick,
+                                "held_out": outcome(test, floors) if test else None, "guards": guard_errors(guards, floors)})
+    report["recommended"] = report["folds"][0]["floors"] if report["folds"] else None
+    return report
+
+
+def features_from_gate(qid: str, answerable: bool, outputs: dict, source: str) -> GateFeatures:
+    """A labelled sample from a gate stage's logged outputs."""
+    return GateFeatures(qid, answerable, outputs.get("best_cosine"), outputs.get("best_lexical"),
+                        outputs.get("best_entity_cosine"), outputs.get("best_entity_rest_lexical"), source,
+                        bool(outputs.get("unknown_names")))

@@ -1,0 +1,250 @@
+"""The adapter contract (design section 12), run against every adapter with a real framework.
+
+Each test drives a real Deep Agents graph or CrewAI crew with its framework's scripted model, over
+a real SQLite store (the tiny hashing embedder keeps torch out of the framework venvs; the main
+suite's test_real_embedder runs an adapter over the packaged MiniLM).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_core.adapters import memory_policy
+from memory_core.adapters.base import MEMORY_TOOL_NAMES
+from memory_core.adapters.script import Call, Say
+from memory_core.errors import IdentityError
+
+from .harness import ORDER_TEXT, framework_params, make_harness
+
+pytestmark = pytest.mark.parametrize("framework", framework_params())
+
+PREFERENCE = "I prefer concise answers with code first."
+WRITE_PREFERENCE = ("memory_write", {
+    "type": "semantic", "content": "The user prefers concise answers with code first.", "attribute": "answer_style",
+    "source_kind": "user_statement", "evidence": "I prefer concise answers with code first",
+})
+EXPECTED_TOOLS = {
+    "tool_only": sorted(MEMORY_TOOL_NAMES),
+    "hybrid": sorted(MEMORY_TOOL_NAMES),
+    "auto": sorted(n for n in MEMORY_TOOL_NAMES if n != "memory_search"),
+}
+
+
+@pytest.fixture
+def store(service):
+    service.grant("assistant", "user:alice", read=True, write=True, actor="test")
+    return service
+
+
+def memory_tools_seen(request):
+    return sorted(name for name in request.tool_names if name.startswith("memory_"))
+
+
+def search_count(service, session_id):
+    return service.store.scalar("SELECT COUNT(*) FROM search_log WHERE session_id = ?", (session_id,))
+
+
+@pytest.mark.parametrize("mode", ["tool_only", "auto", "hybrid"])
+def test_tools_offered_per_mode_with_the_core_schemas(framework, store, mode):
+    harness = make_harness(framework, store, trigger_mode=mode)
+    expected = [s for s in store.tool_schemas() if s["name"] in EXPECTED_TOOLS[mode]]
+    assert sorted(harness.tool_definitions(), key=lambda d: d["name"]) == sorted(expected, key=lambda d: d["name"])
+    harness.user_turn("Hello there.", [Say("Hi!")])
+    (request,) = harness.script.requests
+    assert memory_tools_seen(request) == EXPECTED_TOOLS[mode]
+    assert "lookup_order" in request.tool_names  # the host's own tools stay
+
+
+@pytest.mark.parametrize("mode", ["tool_only", "auto", "hybrid"])
+def test_the_static_policy_is_in_the_system_prompt(framework, store, mode):
+    harness = make_harness(framework, store, trigger_mode=mode)
+    harness.user_turn("Hello there.", [Say("Hi!")])
+    assert memory_policy(mode) in harness.script.requests[0].system
+    assert harness.memory.policy() == memory_policy(mode)
+
+
+def test_events_fire_in_order_and_turns_reach_the_transcript(framework, store):
+    events = []
+    harness = make_harness(framework, store, listeners=[events.append])
+    harness.user_turn(PREFERENCE, [Call(WRITE_PREFERENCE), Say("Noted: concise, code first.")])
+    harness.user_turn("Where is order 4411?", [Call(("lookup_order", {"order_id": "4411"})), Say("It shipped yesterday.")])
+    run_id = harness.end()
+    assert [(e.type, e.role) for e in events] == [
+        ("session_started", None),
+        ("turn_completed", "user"), ("turn_completed", "assistant"),
+        ("turn_completed", "user"), ("turn_completed", "tool"), ("turn_completed", "assistant"),
+        ("session_ended", None),
+    ]
+    assert all(e.framework == framework for e in events)
+    transcript = store.transcript("ses-1")
+    assert [t["role"] for t in transcript] == ["user", "assistant", "user", "tool", "assistant"]
+    assert transcript[0]["content"] == PREFERENCE and ORDER_TEXT in transcript[3]["content"]
+    assert not any("record_id" in t["content"] for t in transcript), "memory tool results stay out of the transcript"
+    row = store.store.query_one("SELECT framework, trigger_mode, ended_at FROM sessions WHERE id = 'ses-1'")
+    assert (row["framework"], row["trigger_mode"]) == (framework, "tool_only") and row["ended_at"]
+    detail = store.run_extraction(run_id)
+    assert detail is not None and detail.status == "succeeded"
+    summaries = store.store.query("SELECT content FROM records WHERE type = 'episodic' AND source_ref = 'ses-1'")
+    assert summaries, "extraction wrote the session summary"
+
+
+def test_an_evidenced_write_is_confirmed_and_searchable(framework, store):
+    harness = make_harness(framework, store)
+    harness.user_turn(PREFERENCE, [Call(WRITE_PREFERENCE), Say("Noted.")])
+    harness.user_turn("How should you format answers?",
+                      [Call(("memory_search", {"query": "how the user wants answers formatted"})), Say("Concise, code first.")])
+    write_result = harness.script.requests[1].tool_results("memory_write")[0]
+    assert write_result["ok"] and write_result["status"] == "confirmed" and write_result["source_kind"] == "user_statement"
+    search_result = harness.script.requests[-1].tool_results("memory_search")[0]
+    assert [r["id"] for r in search_result["results"]] == [write_result["record_id"]]
+
+
+def test_a_host_tool_result_can_be_cited_as_evidence(framework, store):
+    harness = make_harness(framework, store)
+    harness.user_turn("Where is order 4411?", [
+        Call(("lookup_order", {"order_id": "4411"})),
+        Call(("memory_write", {"type": "episodic", "content": "Order 4411 shipped on 2026-03-04 by courier Rapidex.",
+                               "source_kind": "tool_result", "evidence": ORDER_TEXT, "event_at": "2026-03-04"})),
+        Say("It shipped on 4 March."),
+    ])
+    result = harness.script.requests[2].tool_results("memory_write")[0]
+    assert result["ok"] and result["source_kind"] == "tool_result" and not result["downgraded"]
+
+
+def test_errors_reach_the_model_readably_and_write_nothing(framework, store):
+    harness = make_harness(framework, store)
+    before = store.store.scalar("SELECT COUNT(*) FROM records")
+    harness.user_turn("Remember this.", [
+        Call(("memory_write", {"type": "semantic", "attribute": "x"})),                       # no content
+        Call(("memory_get", {"record_id": "mem_doesnotexist"})),
+        Say("Sorry, that did not work."),
+    ])
+    bad_write = harness.script.requests[1].messages[-1]
+    assert bad_write["role"] == "tool" and bad_write["content"].startswith("Error (invalid_input): invalid arguments")
+    assert harness.script.requests[1].tool_results("memory_write")[0]["error"]["code"] == "invalid_input"
+    assert harness.script.requests[2].tool_results("memory_get")[0]["error"]["code"] == "not_found"
+    assert store.store.scalar("SELECT COUNT(*) FROM records") == before
+
+
+def test_scopes_and_grants_hold_through_the_adapter(framework, store):
+    store.grant("assistant", "user:bob", read=True, write=True, actor="test")
+    bob = store.start_session(agent_id="assistant", user_id="bob")
+    bob_record = bob.call_tool("memory_write", {"type": "semantic", "content": "Bob's bank is Contoso.", "attribute": "bank"})["record_id"]
+    store.grant("other-agent", "user:alice", read=True, write=False, actor="test")
+    harness = make_harness(framework, store)
+    harness.user_turn("What bank do I use? Contoso?", [
+        Call(("memory_search", {"query": "Contoso bank"})),
+        Call(("memory_get", {"record_id": bob_record})),
+        Call(("memory_write", {"type": "semantic", "content": "Note for bob.", "attribute": "n", "target": "bob"})),
+        Say("I don't know your bank."),
+    ])
+    requests = harness.script.requests
+    assert bob_record not in str(requests[1].tool_results("memory_search")[0]["results"])
+    assert requests[2].tool_results("memory_get")[0]["error"]["code"] == "not_found"
+    assert requests[3].tool_results("memory_write")[0]["error"]["code"] == "invalid_input"  # unknown write target
+    # an agent with read-only access cannot write through its adapter either
+    reader = make_harness(framework, store, agent_id="other-agent", session_id="ses-2")
+    reader.user_turn(PREFERENCE, [Call(WRITE_PREFERENCE), Say("ok")])
+    assert reader.script.requests[1].tool_results("memory_write")[0]["error"]["code"] == "permission_denied"
+
+
+@pytest.mark.parametrize("missing", ["user_id", "agent_id", "session_id"])
+def test_missing_identity_is_refused_not_guessed(framework, store, missing):
+    harness = make_harness(framework, store)
+    key = {"deepagents": {"session_id": None}, "crewai": {"agent_id": None}}[framework].get(missing, missing)
+    if key is None:
+        pytest.skip(f"{framework} cannot run without {missing} (LangGraph's checkpointer needs thread_id; "
+                    "CrewAI's agent id is set by equip)")
+    with pytest.raises(IdentityError, match=missing if missing != "session_id" else "session_id") as info:
+        harness.user_turn(PREFERENCE, [Call(WRITE_PREFERENCE), Say("ok")], drop=(key,))
+    assert "never guesses" in info.value.message
+    assert store.store.scalar("SELECT COUNT(*) FROM sessions") == 0
+    assert store.store.scalar("SELECT COUNT(*) FROM records") == 0
+
+
+def test_a_session_cannot_change_principal(framework, store):
+    store.grant("assistant", "user:bob", read=True, write=True, actor="test")
+    harness = make_harness(framework, store)
+    harness.user_turn("Hi.", [Say("Hello.")])
+    intruder = make_harness(framework, store, user_id="bob")  # same session id, another user
+    with pytest.raises(Exception, match="another principal|belongs to"):
+        intruder.user_turn("Hi, I'm in your session.", [Say("Hello.")])
+    assert [t["content"] for t in store.transcript("ses-1")] == ["Hi.", "Hello."]
+
+
+def test_auto_searches_exactly_once_per_user_turn(framework, store):
+    harness = make_harness(framework, store, trigger_mode="auto")
+    harness.user_turn(PREFERENCE, [Call(WRITE_PREFERENCE), Say("Noted.")])
+    harness.user_turn("Where is order 4411?", [Call(("lookup_order", {"order_id": "4411"})), Call(("memory_get", {"record_id": "mem_x"})),
+                                               Say("Shipped.")])
+    harness.user_turn("Format my answer about concise code.", [Call(("memory_search", {"query": "style"})), Say("Done.")])
+    assert search_count(store, "ses-1") == 3, "one host search per user turn, none on assistant or tool turns"
+    # a model that calls memory_search anyway is refused by its framework (the tool is not registered)
+    refused = harness.script.requests[-1].messages[-1]
+    assert refused["role"] == "tool" and '"results"' not in refused["content"] and '"ok": true' not in refused["content"]
+    # the third turn's host search found the stored preference and appended it as a tool result
+    first_call_of_turn3 = harness.script.requests[-2]
+    appended = [m for m in first_call_of_turn3.messages if m["role"] == "tool" and m.get("name") == "memory_search"]
+    assert appended and "concise answers with code first" in appended[-1]["content"]
+    assert first_call_of_turn3.messages[-1]["role"] == "tool", "the host's result follows the user's message"
+
+
+def test_auto_appends_nothing_when_the_search_is_empty(framework, store):
+    harness = make_harness(framework, store, trigger_mode="auto")
+    harness.user_turn("Hello there.", [Say("Hi!")])
+    assert search_count(store, "ses-1") == 1
+    assert not any(m["role"] == "tool" for m in harness.script.requests[0].messages)
+
+
+def test_hybrid_counts_host_and_model_searches(framework, store):
+    harness = make_harness(framework, store, trigger_mode="hybrid")
+    harness.user_turn(PREFERENCE, [Call(WRITE_PREFERENCE), Say("Noted.")])
+    harness.user_turn("How do I like answers?", [Call(("memory_search", {"query": "answer style"})), Say("Concise.")])
+    assert search_count(store, "ses-1") == 3  # two host searches, one model search
+    assert harness.script.requests[-1].tool_results("memory_search")[-1]["ok"]
+
+
+@pytest.mark.parametrize("mode", ["tool_only", "auto", "hybrid"])
+def test_nothing_from_the_store_enters_or_changes_the_prefix(framework, store, mode):
+    harness = make_harness(framework, store, trigger_mode=mode)
+    harness.user_turn(PREFERENCE, [Call(WRITE_PREFERENCE), Say("Noted.")])
+    harness.user_turn("Answer style for code answers?", [Call(("memory_search", {"query": "answer style code"})), Say("Concise.")])
+    harness.user_turn("I prefer long answers now, actually.", [Call(("memory_revise", {
+        "action": "update", "record_id": harness.script.requests[1].tool_results("memory_write")[0]["record_id"],
+        "content": "The user prefers long answers.", "reason": "the user changed their mind",
+        "source_kind": "user_statement", "evidence": "I prefer long answers now"})), Say("Long answers it is.")])
+    requests = harness.script.requests
+    prefixes = {(r.system, repr(sorted(r.tools, key=lambda t: t["name"]))) for r in requests}
+    assert len(prefixes) == 1, "system prompt and tool definitions are identical for every model call"
+    stored = [r["content"] for r in store.store.query("SELECT content FROM records")]
+    assert stored and not any(content in requests[-1].system for content in stored)
+    for request in requests:
+        for message in request.messages:
+            if any(content in message["content"] for content in stored):
+                assert message["role"] in ("tool", "user"), "store content reaches the model only as a tool result"
+
+
+@pytest.mark.parametrize("bad", ["al/ice", "alice bob", "user:alice", "", "x" * 200, "ålice\u202e"])
+def test_malformed_user_ids_are_refused(framework, store, bad):
+    harness = make_harness(framework, store, user_id=bad)
+    with pytest.raises(IdentityError):
+        harness.user_turn(PREFERENCE, [Call(WRITE_PREFERENCE), Say("ok")])
+    assert store.store.scalar("SELECT COUNT(*) FROM sessions") == 0
+
+
+def test_an_ended_session_takes_no_more_turns(framework, store):
+    harness = make_harness(framework, store)
+    harness.user_turn("Hi.", [Say("Hello.")])
+    harness.end()
+    with pytest.raises(Exception, match="has ended"):
+        harness.user_turn("Are you still there?", [Say("Yes.")])
+    with pytest.raises(Exception, match="ended"):
+        harness.end()
+    assert [t["content"] for t in store.transcript("ses-1")] == ["Hi.", "Hello."]
+
+
+def test_unicode_turns_round_trip_through_the_framework(framework, store):
+    text = "Ich heiße Zoë 🦊 — 東京に住んでいます. \u202eevil\u202c and a tab\tand a quote \" and {braces}"
+    harness = make_harness(framework, store)
+    harness.user_turn(text, [Say("Schön! 🦊 {ok}")])
+    assert [t["content"] for t in store.transcript("ses-1")] == [text, "Schön! 🦊 {ok}"]

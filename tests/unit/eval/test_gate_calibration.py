@@ -1,0 +1,73 @@
+"""The one gate calibrator: its decision equals the pipeline's, its sweep equals direct evaluation,
+and its pick follows the documented order (guards, false-empty, correct-empty, lowest floors)."""
+
+import math
+
+import pytest
+
+from memory_core.eval.gate_calibration import FLOOR_NAMES, GateFeatures, calibrate, guard_errors, outcome, passes, recommend, sweep
+from memory_core.retrieve.scoring import Evidence, GateFloors, gate_set
+
+FLOORS = dict(zip(FLOOR_NAMES, (0.4, 0.6, 0.5, 0.35, 0.5)))
+GRID = {"cosine_floor": [0.3, 0.4, 0.5], "cosine_floor_unknown_name": [0.5, 0.7, math.inf], "lexical_floor": [0.5, 0.9, math.inf],
+        "entity_support_cosine": [0.3, math.inf], "entity_support_lexical": [0.4, math.inf]}
+
+
+def _features():
+    answerable = [GateFeatures(f"conv-a#{i}", True, 0.45 + i * 0.02, 0.3, 0.45 + i * 0.02, 0.2) for i in range(8)]
+    answerable.append(GateFeatures("conv-b#1", True, 0.32, 0.95))  # found by its words only
+    answerable.append(GateFeatures("conv-b#2", True, 0.33, 0.1, 0.33, 0.6))  # a name plus the rest of the question
+    off = [GateFeatures(f"conv-a<-x#{i}", False, 0.2 + i * 0.04, 0.2, unknown_name=True) for i in range(8)]
+    named = [GateFeatures(f"conv-b<-y#{i}~named", False, 0.35, 0.1, 0.35, 0.0) for i in range(4)]
+    return answerable + off + named
+
+
+@pytest.mark.parametrize("f", _features())
+def test_the_calibrators_decision_is_the_pipelines(f):
+    floors = GateFloors(FLOORS["cosine_floor"], FLOORS["lexical_floor"], FLOORS["entity_support_cosine"],
+                        FLOORS["entity_support_lexical"], FLOORS["cosine_floor_unknown_name"])
+    names = ("Jon",) if f.entity_cosine is not None else ()
+    unknown = ("Caroline",) if f.unknown_name else ()
+    best = Evidence(f.cosine, f.lexical, (), None, unknown)
+    entity = Evidence(f.entity_cosine, None, names, f.entity_rest, unknown) if names else Evidence(None, None, (), None, unknown)
+    first, _ = gate_set([best, entity], floors)
+    assert passes(f, FLOORS) == (first is not None)
+
+
+def test_the_unknown_name_floor_replaces_the_cosine_floor():
+    f = GateFeatures("q", False, 0.55, None, unknown_name=True)
+    assert not passes(f, FLOORS) and passes(GateFeatures("q", True, 0.55, None), FLOORS)
+    assert passes(f, FLOORS | {"cosine_floor_unknown_name": 0.5})
+
+
+def test_the_sweep_equals_direct_evaluation():
+    features, guards = _features(), [GateFeatures("g1", True, 0.31, 0.45), GateFeatures("g2", False, 0.42, None)]
+    points = sweep(features, guards, GRID)
+    assert len(points) == math.prod(len(v) for v in GRID.values())
+    for p in points[::7]:
+        floors = {n: p[n] for n in FLOOR_NAMES}
+        direct = outcome(features, floors)
+        for key in ("false_empty", "correct_empty_off_topic", "correct_empty_named", "correct_empty"):
+            assert p[key] == pytest.approx(direct[key])
+        errors = guard_errors(guards, floors)
+        assert p["guard_errors"] == len(errors["lost"]) + len(errors["leaked"])
+
+
+def test_the_pick_keeps_guards_first_then_the_false_empty_bound_then_correct_empty():
+    points = [
+        {**FLOORS, "guard_errors": 1, "false_empty": 0.0, "correct_empty": 1.0},
+        {**FLOORS, "cosine_floor": 0.5, "guard_errors": 0, "false_empty": 0.2, "correct_empty": 0.99},
+        {**FLOORS, "cosine_floor": 0.45, "guard_errors": 0, "false_empty": 0.01, "correct_empty": 0.9},
+        {**FLOORS, "cosine_floor": 0.42, "guard_errors": 0, "false_empty": 0.01, "correct_empty": 0.9},
+    ]
+    pick = recommend(points, max_false_empty=0.02)
+    assert pick["cosine_floor"] == 0.42 and pick["met_false_empty_target"]
+
+
+def test_calibrate_picks_on_one_half_and_reports_on_the_other():
+    report = calibrate(_features(), [{"conv-a"}, {"conv-b"}], grid=GRID, max_false_empty=0.0)
+    assert [f["train"] for f in report["folds"]] == [["conv-a"], ["conv-b"]]
+    first = report["folds"][0]
+    assert report["recommended"] == first["floors"]
+    assert first["held_out"]["questions"] == {"answerable": 2, "named": 4}
+    assert first["train_outcome"]["false_empty"] == 0.0
