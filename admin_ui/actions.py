@@ -55,6 +55,15 @@ def forget_record(service, identity: Identity, record_id: str, reason: str) -> l
     return service.forget(record.id, actor=identity.actor, reason=reason)
 
 
+def forget_preview(service, identity: Identity, record_id: str) -> list[str]:
+    """The lines a forget form shows before confirmation: every place the record will be erased from."""
+    require(identity, "forget")
+    record = visible_record(service, identity, record_id)
+    if not identity.owns_scope(record.scope):
+        raise PermissionDeniedError(f"record {record_id} is not in a scope you own")
+    return service.forget_preview(record.id)["lines"]
+
+
 def confirm_record(service, identity: Identity, record_id: str, reason: str) -> Record:
     """A reviewer confirms a provisional record (promoted to confirmed at once)."""
     require(identity, "review")

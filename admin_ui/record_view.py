@@ -110,6 +110,12 @@ def _forget_action(service, identity: Identity, record: Record, key: str, select
     with st.expander("Forget this record"):
         st.caption("Erases the content, evidence and vector of this record and its earlier versions; "
                    "a tombstone and the audit event remain.")
+        try:
+            erased = actions.forget_preview(service, identity, record.id)
+        except Exception as exc:  # noqa: BLE001 - shown to the user
+            show_error(exc)
+            return
+        st.text("This will erase:\n" + "\n".join(f"- {line}" for line in erased))
         with st.form(f"{key}_forget_form"):
             reason, confirmed = reason_fields(f"{key}_forget", destructive=True,
                                               confirm_text="Erase this record and its earlier versions")

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from admin_ui import actions, queries
+from admin_ui.health import render_health
 from admin_ui.dashboard_view import render_dashboard
 from admin_ui.runtime import get_service
 from admin_ui.signin import require_identity
@@ -45,6 +46,8 @@ with left:
 with right:
     st.subheader("Recent events")
     table(queries.recent_events(service), key="overview_events", empty="No events yet.")
+
+render_health(service, identity)
 
 if identity.can("maintain"):
     with st.expander("Maintenance: re-embed every record"):

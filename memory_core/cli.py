@@ -110,6 +110,70 @@ def cmd_calibrate(args) -> int:
     return run(args)
 
 
+def _open_store(args):
+    # backup, restore, doctor and prune-logs need no embedding model: open the store alone.
+    from memory_core.clock import SystemClock, format_ts
+    from memory_core.store.db import Store
+
+    if not Path(args.path).exists():
+        from memory_core.errors import NotFoundError
+
+        raise NotFoundError(f"no store at {args.path}")
+    return Store.open(args.path, format_ts(SystemClock().now()))
+
+
+def cmd_backup(args) -> int:
+    from memory_core.store.backup import backup_store
+
+    info = backup_store(args.path, args.destination, overwrite=args.force)
+    print(json.dumps(info.to_dict()))
+    return 0
+
+
+def cmd_restore(args) -> int:
+    from memory_core.store.backup import check_backup, restore_into
+
+    check_backup(args.backup)
+    if not args.yes:
+        print(f"refusing to replace {args.path} without --yes (every record written since the backup is lost)", file=sys.stderr)
+        return 2
+    store = _open_store(args)
+    try:
+        info = restore_into(store, args.backup)
+    finally:
+        store.close()
+    print(json.dumps({"restored_from": info.to_dict(), "store": args.path}))
+    return 0
+
+
+def cmd_doctor(args) -> int:
+    from memory_core import load_settings
+    from memory_core.store.doctor import run_doctor
+
+    store = _open_store(args)
+    try:
+        report = run_doctor(store, load_settings())
+    finally:
+        store.close()
+    print(json.dumps(report.to_dict(), indent=2) if args.json else report.text())
+    failed = not report.ok or (args.strict and report.problems)
+    return 1 if failed else 0
+
+
+def cmd_prune_logs(args) -> int:
+    from memory_core import load_settings
+    from memory_core.clock import SystemClock
+    from memory_core.store.retention import prune_logs
+
+    store = _open_store(args)
+    try:
+        report = prune_logs(store, load_settings().housekeeping, SystemClock().now(), actor=args.actor)
+    finally:
+        store.close()
+    print(json.dumps(report.to_dict()))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agent-memory", description="Manage an agent-memory store.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -150,6 +214,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("worker", cmd_worker, "run extraction, review-due and expiry passes")
     p.add_argument("--once", action="store_true", help="one pass, then exit")
     p.add_argument("--worker-id", default=None)
+    p = command("backup", cmd_backup, "write a consistent copy of the store while agents keep using it")
+    p.add_argument("destination", help="file to write (refused if it exists, unless --force)")
+    p.add_argument("--force", action="store_true", help="replace an existing destination file")
+    p = command("restore", cmd_restore, "replace the store's content with a backup (checked first)")
+    p.add_argument("backup", help="a file written by agent-memory backup")
+    p.add_argument("--yes", action="store_true", help="confirm: everything written since the backup is lost")
+    p = command("doctor", cmd_doctor, "check integrity, FTS, vectors, change feed, orphans and log sizes; exit 1 on problems")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--strict", action="store_true", help="also exit 1 on warnings")
+    p = command("prune-logs", cmd_prune_logs, "apply the log retention settings now (the worker does this periodically)")
+    p.add_argument("--actor", default="cli")
     p = sub.add_parser("calibrate", help="re-derive the gate floors for the configured embedder on a scratch LoCoMo store",
                        description="Re-derive the gate floors (docs/calibration.md); never touches a real store.")
     from memory_core.eval.calibrate_cli import add_arguments

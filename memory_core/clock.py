@@ -6,6 +6,7 @@ string order equals time order inside SQLite.
 
 from __future__ import annotations
 
+import re
 import threading
 from datetime import datetime, timedelta, timezone
 from typing import Protocol
@@ -53,21 +54,58 @@ def to_utc(value: datetime) -> datetime:
 
 
 def format_ts(value: datetime | None) -> str | None:
-    """Format a datetime for storage (None passes through)."""
+    """Format a datetime for storage (None passes through).
+
+    The year is always four digits: ``strftime("%Y")`` writes ``999`` for the year 999 on
+    Linux, which sorts wrongly and cannot be parsed back.
+    """
     if value is None:
         return None
-    return to_utc(value).strftime(_FORMAT)
+    v = to_utc(value)
+    return (f"{v.year:04d}-{v.month:02d}-{v.day:02d}T{v.hour:02d}:{v.minute:02d}:{v.second:02d}"
+            f".{v.microsecond:06d}Z")
+
+
+# Longer than any ISO-8601 timestamp with an offset and nanoseconds; refuses pathological input early.
+MAX_TS_CHARS = 64
+# Stores written before format_ts padded the year hold e.g. "999-12-31T..."; read them back.
+_SHORT_YEAR = re.compile(r"(\d{1,3})(-\d\d-\d\d(?:T.*)?)", re.DOTALL)
 
 
 def parse_ts(value: str | datetime | None) -> datetime | None:
-    """Parse a stored or user-supplied ISO timestamp; dates alone mean midnight UTC."""
-    if value is None or isinstance(value, datetime):
-        return to_utc(value) if isinstance(value, datetime) else None
+    """Parse a stored or user-supplied ISO timestamp; dates alone mean midnight UTC.
+
+    Raises ValueError for anything that is not an ISO-8601 date or time within the years
+    1-9999 once converted to UTC (an offset that pushes the time past either end included),
+    and TypeError for a value that is not a string or datetime.
+    """
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        try:
+            return to_utc(value)
+        except OverflowError as exc:
+            raise ValueError(f"{value!r} is outside the years 1-9999 in UTC") from exc
+    if not isinstance(value, str):
+        raise TypeError(f"a timestamp must be an ISO-8601 string, not {type(value).__name__}")
     text = value.strip()
-    if text.endswith("Z"):
+    if not text or len(text) > MAX_TS_CHARS or not text.isascii():
+        raise ValueError(f"not an ISO-8601 date or time: {value[:80]!r}")
+    short = _SHORT_YEAR.fullmatch(text)
+    if short:
+        text = f"{int(short.group(1)):04d}{short.group(2)}"
+    if text.endswith(("Z", "z")):
         text = text[:-1] + "+00:00"
-    parsed = datetime.fromisoformat(text)
-    return to_utc(parsed)
+    try:
+        parsed = datetime.fromisoformat(text)
+        return to_utc(parsed)
+    except OverflowError as exc:
+        raise ValueError(f"{value!r} is outside the years 1-9999 in UTC") from exc
+
+
+def end_of_day(value: datetime) -> datetime:
+    """The last microsecond of ``value``'s day (no overflow on 9999-12-31)."""
+    return value.replace(hour=23, minute=59, second=59, microsecond=999999)
 
 
 def epoch(value: str | datetime | None) -> float | None:

@@ -1,4 +1,5 @@
-"""Time-driven passes run by the worker: due-review flags (path C) and provisional expiry.
+"""Time-driven passes run by the worker: due-review flags (path C), provisional expiry, and
+(at most every ``housekeeping.prune_interval_s``) the log retention pass of :mod:`memory_core.store.retention`.
 
 Both are single UPDATE ... RETURNING statements inside a write transaction, so the selection and
 the change are one atomic step: two workers running the same pass at the same moment flag or
@@ -15,7 +16,9 @@ from typing import Any
 
 from .clock import Clock, format_ts
 from .index.vector_index import VectorIndex
+from .settings import HousekeepingSettings
 from .store.db import Store
+from .store.retention import prune_if_due
 
 
 @dataclass
@@ -25,9 +28,10 @@ class MaintenanceReport:
     at: str
     review_flagged: list[str] = field(default_factory=list)
     expired: list[str] = field(default_factory=list)
+    pruned: dict[str, int] = field(default_factory=dict)  # log rows deleted by retention, if a prune pass ran
 
     def to_dict(self) -> dict[str, Any]:
-        return {"at": self.at, "review_flagged": self.review_flagged, "expired": self.expired}
+        return {"at": self.at, "review_flagged": self.review_flagged, "expired": self.expired, "pruned": self.pruned}
 
 
 def _reason(row) -> str:
@@ -93,9 +97,14 @@ def expire_provisional(store: Store, index: VectorIndex, clock: Clock, batch: in
     return expired
 
 
-def run_maintenance(store: Store, index: VectorIndex, clock: Clock, batch: int, *, actor: str = "maintenance") -> MaintenanceReport:
-    """Expiry first (an expired record is not worth a review), then due-review flags."""
+def run_maintenance(store: Store, index: VectorIndex, clock: Clock, batch: int, *, actor: str = "maintenance",
+                    housekeeping: HousekeepingSettings | None = None) -> MaintenanceReport:
+    """Expiry first (an expired record is not worth a review), then due-review flags, then (with
+    ``housekeeping``, when its interval has passed) the log retention pass."""
     report = MaintenanceReport(at=format_ts(clock.now()))
     report.expired = expire_provisional(store, index, clock, batch, actor=actor)
     report.review_flagged = flag_due_reviews(store, clock, batch, actor=actor)
+    if housekeeping is not None:
+        pruned = prune_if_due(store, housekeeping, clock.now(), actor=actor)
+        report.pruned = pruned.deleted if pruned is not None else {}
     return report

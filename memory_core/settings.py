@@ -273,6 +273,43 @@ class UISettings(_Section):
     page_size: int = Field(50, ge=5, le=1000, description="Rows per page in the admin app's lists.")
 
 
+class HousekeepingSettings(_Section):
+    fts_rebuild_every: int = Field(
+        100, ge=1, le=100_000,
+        description="Forgets between full rebuilds of the FTS index. Each forget merges the FTS segments so the "
+        "forgotten terms leave the index pages, which adds a level to the index structure; SQLite 3.40's FTS5 "
+        "reports a malformed index after about a thousand of them, so the index is rebuilt (one level again) "
+        "well before that.",
+    )
+    erase_retry_s: float = Field(
+        600.0, gt=0,
+        description="How long a background thread keeps retrying the WAL truncation that physically erases "
+        "forgotten text when a reader's open transaction blocks it (the worker's prune pass retries after that).",
+    )
+    search_log_max_age_days: float | None = Field(
+        90.0, gt=0,
+        description="Search-log rows older than this are deleted by the worker's prune pass (unset keeps them).",
+    )
+    search_log_max_mb: float | None = Field(
+        256.0, gt=0,
+        description="The prune pass deletes the oldest search-log rows until their stored size is under this "
+        "many megabytes (unset: no size limit).",
+    )
+    write_log_max_age_days: float | None = Field(
+        365.0, gt=0,
+        description="Write-log rows older than this are deleted by the prune pass (unset keeps them). The event "
+        "log is the audit trail and is never pruned.",
+    )
+    prune_interval_s: float = Field(
+        3600.0, ge=0,
+        description="Seconds between the worker's log prune passes (the size check reads the whole search log).",
+    )
+    prune_batch_rows: int = Field(
+        2000, ge=10, le=100_000,
+        description="Rows the prune pass deletes per transaction, so writers are never held up for long.",
+    )
+
+
 class AdapterSettings(_Section):
     trigger_mode: Literal["tool_only", "auto", "hybrid"] = Field(
         "tool_only",
@@ -293,6 +330,7 @@ class Settings(BaseSettings):
     extraction: ExtractionSettings = Field(default_factory=ExtractionSettings, description="Session extraction.")
     anthropic: AnthropicSettings = Field(default_factory=AnthropicSettings, description="Hosted model access.")
     ui: UISettings = Field(default_factory=UISettings, description="Admin app.")
+    housekeeping: HousekeepingSettings = Field(default_factory=HousekeepingSettings, description="Erasure after forgets and log retention.")
     adapters: AdapterSettings = Field(default_factory=AdapterSettings, description="Framework adapters.")
 
 

@@ -12,7 +12,7 @@ from ..ingest.evidence import Entailment
 from ..ingest.writer import WriteOutcome, WriteRequest
 from ..llm import LanguageModel
 from ..policy.grants import AccessResolver, ScopeAccess
-from ..settings import ExtractionSettings
+from ..settings import ExtractionSettings, HousekeepingSettings
 from ..store.db import Store
 from .context import SearchFunction
 
@@ -43,3 +43,4 @@ class ExtractionDeps:
     judge: EntailmentJudge
     llm: LanguageModel | None = None
     search: SearchFunction | None = None
+    housekeeping: HousekeepingSettings | None = None  # log retention run by the worker's maintenance pass

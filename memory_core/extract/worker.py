@@ -1,6 +1,6 @@
 """The background worker (``agent-memory worker``): maintenance passes and extraction runs.
 
-Each loop runs the expiry and due-review passes, then claims and processes runs until none is
+Each loop runs the expiry and due-review passes (and, when due, the log retention pass), then claims and processes runs until none is
 claimable, then sleeps ``extraction.worker_poll_s``. Any number of workers (threads or
 processes) may share a store: runs are leased and the passes are atomic. ``--once`` does one
 loop and exits 0, or 1 if an attempt failed during it.
@@ -22,9 +22,11 @@ def run_once(runner: ExtractionRunner, worker_id: str, *, batch: int | None = No
     """One loop: maintenance, then runs until none is claimable; returns (runs processed, runs failed)."""
     deps = runner.deps
     batch = batch or deps.settings.maintenance_batch_size
-    report = run_maintenance(deps.store, deps.index, deps.clock, batch, actor=f"worker:{worker_id}")
+    report = run_maintenance(deps.store, deps.index, deps.clock, batch, actor=f"worker:{worker_id}", housekeeping=deps.housekeeping)
     if out and (report.expired or report.review_flagged):
         print(f"maintenance: {len(report.expired)} expired, {len(report.review_flagged)} flagged for review", file=out, flush=True)
+    if out and any(report.pruned.values()):
+        print(f"log retention: deleted {report.pruned}", file=out, flush=True)
     processed = failed = 0
     while True:
         detail = runner.run_next(worker_id)

@@ -1,7 +1,9 @@
 """Entity resolution by exact alias within readable scopes, and entity creation and merging.
 
 There is no fuzzy matching and nothing merges automatically: an unknown name becomes a new
-provisional entity in the writer's scope, and merges are an explicit, audited operation.
+provisional entity in the writer's scope, and merges are an explicit, audited operation. The
+write path resolves names only among entities of the record's own scope (see docs/store.md,
+"Entities and scopes"), so a shared record never links a private entity.
 """
 
 from __future__ import annotations

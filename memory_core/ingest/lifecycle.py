@@ -11,21 +11,24 @@ from typing import Any
 
 from ..clock import Clock, format_ts, parse_ts
 from ..errors import ConflictError, InvalidInputError, NotFoundError
-from ..settings import WriteSettings
+from ..inputs import check_text, parse_input_ts
+from ..settings import HousekeepingSettings, WriteSettings
 from ..store.db import Store, dumps, loads
 from ..store.records import LIVE_STATUSES, Record, fetch_record, fetch_records, fts_sync, update_record
 from ..policy.rules import Observation
 from .entity_resolution import add_alias
+from .erasure import ErasurePlan, apply_erasure, plan_erasure
 from .evidence import locate_quote
 from .reinforcement import apply_reinforcement
 
 
 class Lifecycle:
-    def __init__(self, store: Store, index, settings: WriteSettings, clock: Clock) -> None:
+    def __init__(self, store: Store, index, settings: WriteSettings, clock: Clock, housekeeping: HousekeepingSettings | None = None) -> None:
         self.store = store
         self.index = index
         self.settings = settings
         self.clock = clock
+        self.housekeeping = housekeeping or HousekeepingSettings()
 
     def _now(self) -> str:
         return format_ts(self.clock.now())
@@ -62,47 +65,62 @@ class Lifecycle:
 
     # -- forget -----------------------------------------------------------------------------------
 
-    def forget(self, record_id: str, *, actor: str, reason: str) -> list[str]:
-        """Tombstone a record and the earlier versions of its lineage; erase their text and vectors.
+    def forget_preview(self, record_id: str) -> ErasurePlan:
+        """What forgetting ``record_id`` would erase, place by place (nothing is written)."""
+        with self.store.lock:
+            record = fetch_record(self.store.conn, record_id)
+            if record is None or record.status == "deleted":
+                raise NotFoundError(f"no record {record_id}", record_id=record_id)
+            return plan_erasure(self.store.conn, record)
 
-        Content, evidence and embedding are overwritten, FTS rows removed and the FTS index
-        optimised, write-log and extraction copies of the text redacted, and the WAL checkpointed
-        so the text does not survive in the file's bytes. Returns the ids tombstoned.
+    def forget(self, record_id: str, *, actor: str, reason: str) -> list[str]:
+        """Tombstone a record and the earlier versions of its lineage and erase them everywhere.
+
+        One transaction erases what :func:`plan_erasure` finds (records, transcript spans,
+        summaries, candidates, logs, entity names), deletes the FTS rows and merges the FTS
+        index so the terms leave its pages (rebuilding it every ``housekeeping.fts_rebuild_every``
+        forgets, see docs/store.md). Afterwards the WAL is truncated without waiting for
+        readers; if a reader's snapshot still needs the old pages, a background retry erases
+        them as soon as it lets go. Returns the ids tombstoned.
         """
         if not reason or not reason.strip():
             raise InvalidInputError("forgetting a record needs a reason", field="reason")
+        check_text(reason, "reason")
         now = self._now()
         with self.store.transaction() as conn:
             record = fetch_record(conn, record_id)
             if record is None or record.status == "deleted":
                 raise NotFoundError(f"no record {record_id}", record_id=record_id)
-            targets = fetch_records(
-                conn, "r.lineage_id = ? AND r.version <= ? AND r.status != 'deleted' ORDER BY r.version DESC",
-                (record.lineage_id, record.version), links=False,
-            )
-            ids = [t.id for t in targets]
-            for target in targets:
-                update_record(
-                    conn, target.id, content="", evidence=None, embedding=None, embed_dim=None, tags=[],
-                    status="deleted", deleted_at=now, updated_at=now, review_reason=None,
-                )
-                conn.execute("DELETE FROM records_fts WHERE rowid = ?", (target.seq,))
-                self.store.bump(conn, target.seq, "delete")
-                self.store.append_event(conn, at=now, kind="record.forgotten", actor=actor, record_id=target.id, reason=reason,
+            plan = plan_erasure(conn, record)
+            seqs = {row["id"]: row["seq"] for row in conn.execute(
+                f"SELECT id, seq FROM records WHERE id IN ({','.join('?' * len(plan.record_ids))})", plan.record_ids)}
+            apply_erasure(conn, plan, now=now)
+            for target_id in plan.record_ids:
+                conn.execute("DELETE FROM records_fts WHERE rowid = ?", (seqs[target_id],))
+                self.store.bump(conn, seqs[target_id], "delete")
+                self.store.append_event(conn, at=now, kind="record.forgotten", actor=actor, record_id=target_id, reason=reason,
                                         payload={"requested": record_id})
-            marks = ",".join("?" * len(ids))
-            conn.execute(f"UPDATE write_log SET candidate = '{{\"redacted\":true}}' WHERE record_id IN ({marks})", ids)
-            conn.execute(
-                f"UPDATE extraction_candidates SET candidate = '{{\"redacted\":true}}', review = '{{\"redacted\":true}}' WHERE record_id IN ({marks})",
-                ids,
-            )
-            # Merging every FTS segment drops the deleted documents' terms from the index pages;
-            # secure_delete then zeroes the pages it frees.
-            conn.execute("INSERT INTO records_fts(records_fts) VALUES('optimize')")
+            self._erase_fts_terms(conn)
         self.index.refresh()
-        with self.store.lock:
-            self.store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        return ids
+        self.store.erase_soon(self.housekeeping.erase_retry_s)
+        return plan.record_ids
+
+    def _erase_fts_terms(self, conn) -> None:
+        # Deleting an FTS5 row only adds a tombstone segment; the terms stay in the older
+        # segment until both are merged. 'optimize' merges everything (cheap: ~0.1 s at 50K
+        # records) but stacks one more level on the index structure each time, and SQLite 3.40
+        # reports the index malformed after about a thousand; 'rebuild' re-indexes from the
+        # stored text (~0.3-1 s at 50K) and leaves a single level, so it runs every N forgets.
+        count = int(conn.execute("SELECT COALESCE((SELECT value FROM store_meta WHERE key = 'fts_forgets_since_rebuild'), '0')").fetchone()[0]) + 1
+        if count >= self.housekeeping.fts_rebuild_every:
+            conn.execute("INSERT INTO records_fts(records_fts) VALUES('rebuild')")
+            count = 0
+        else:
+            conn.execute("INSERT INTO records_fts(records_fts) VALUES('optimize')")
+        conn.execute(
+            "INSERT INTO store_meta (key, value) VALUES ('fts_forgets_since_rebuild', ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (str(count),),
+        )
 
     # -- review flags -----------------------------------------------------------------------------
 
@@ -118,7 +136,7 @@ class Lifecycle:
             if record.review_flagged_at is None:
                 raise ConflictError(f"record {record_id} has no review flag to clear")
             update_record(conn, record_id, review_flagged_at=None, review_reason=None,
-                          review_at=format_ts(parse_ts(next_review_at)) if next_review_at else None, updated_at=now)
+                          review_at=format_ts(parse_input_ts(next_review_at, "next_review_at")) if next_review_at else None, updated_at=now)
             self.store.bump(conn, record.seq)
             self.store.append_event(conn, at=now, kind="record.review_cleared", actor=actor, record_id=record_id, reason=reason,
                                     payload={"flagged_at": record.review_flagged_at, "next_review_at": next_review_at})

@@ -11,6 +11,7 @@ from datetime import timedelta
 from ..clock import format_ts
 from ..errors import ConflictError, InvalidInputError, PermissionDeniedError, PolicyError
 from ..ids import new_id
+from ..inputs import check_texts
 from ..policy.rules import EVIDENCED_SOURCE_KINDS, INITIAL_CONFIDENCE, SOURCE_RANK, initial_status, may_supersede
 from ..store.records import LIVE_STATUSES, RECORD_TYPES, Record, fetch_record, fts_sync, insert_record, update_record
 from .entity_resolution import ENTITY_KINDS, link, principal_entity, resolve_entity
@@ -26,6 +27,8 @@ from .write_types import WriteContext, WriteOutcome
 
 def validate_input(ctx: "WriteContext") -> None:
     req, settings = ctx.req, ctx.ingestor.settings
+    check_texts({"content": req.content, "evidence": req.evidence, "attribute": req.attribute, "about": req.about,
+                 "mentions": req.mentions, "tags": req.tags})
     if req.type not in RECORD_TYPES:
         raise InvalidInputError(f"type must be one of {', '.join(RECORD_TYPES)}", field="type")
     if req.source_kind not in SOURCE_RANK:
@@ -119,7 +122,12 @@ def embed_content(ctx: "WriteContext") -> None:
 
 def resolve_entities(ctx: "WriteContext") -> None:
     req, conn, now = ctx.req, ctx.conn, format_ts(ctx.now)
-    readable = ctx.access.readable_keys
+    # Only entities of the record's own scope are linked: exactly the agents that may read the
+    # record may read them, whatever grants change later. Linking a shared record to a private
+    # entity would show that entity's name and aliases (in memory_get, in search explanations and
+    # through the FTS alias column) to readers who may not read the entity's scope. A name not
+    # found there becomes a new entity in that scope (docs/store.md, "Entities and scopes").
+    readable = [req.scope.key]
     subject_entity = None
     if req.revises is not None and not req.about:
         subject_entity = req.revises.subject_entity_id  # a new version keeps its record's subject

@@ -13,12 +13,13 @@ from dataclasses import dataclass
 from ..errors import InvalidInputError
 
 SCOPE_KINDS = ("agent", "user", "project", "org")
-_ID = re.compile(r"^[A-Za-z0-9_.@+\-]{1,128}$")
+# fullmatch, not match with "$": "$" also matches before a trailing newline, so "alice\n" passed.
+_ID = re.compile(r"[A-Za-z0-9_.@+\-]{1,128}")
 
 
 def validate_id(value: object, what: str = "id") -> str:
     """Return ``value`` if it is a usable agent/user/project/org id, else raise InvalidInputError."""
-    if not isinstance(value, str) or not _ID.match(value):
+    if not isinstance(value, str) or not _ID.fullmatch(value):
         raise InvalidInputError(
             f"{what} must be 1-128 characters of letters, digits, '_', '.', '@', '+' or '-' "
             f"(no '/', ':' or spaces); got {value!r}",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from ..clock import parse_ts
-from ..store.records import fetch_records
+from ..store.records import fetch_records, restrict_links
 from .filters import index_mask
 from .fts_query import query_terms
 from .generators import COSINE_DIGITS, dense_candidates, entity_candidates, lexical_candidates
@@ -360,6 +360,8 @@ class BudgetStage:
             store = ctx.deps.store
             with store.lock:
                 records = {r.seq: r for r in fetch_records(store.conn, f"r.seq IN ({','.join('?' * len(kept))})", [c.seq for c in kept])}
+                if ctx.access is not None:  # never name an entity the principal cannot read
+                    restrict_links(records.values(), ctx.access.readable_keys)
             for cand in kept:
                 cand.record = records.get(cand.seq)
         ctx.ranking = kept

@@ -11,15 +11,16 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 
-from ..clock import Clock, format_ts, parse_ts
+from ..clock import Clock, end_of_day as last_moment_of_day, format_ts, parse_ts
 from ..embed.base import Embedder
 from ..embed.cache import QueryVectorCache
 from ..errors import InvalidInputError
+from ..inputs import check_texts
 from ..ids import new_id
 from ..index.vector_index import VectorIndex
 from ..llm import LanguageModel
@@ -199,9 +200,9 @@ def _timestamp(value: Any, name: str, end_of_day: bool) -> str | None:
     try:
         parsed = parse_ts(value)
     except (TypeError, ValueError) as exc:
-        raise InvalidInputError(f"{name} is not an ISO-8601 date or time: {value!r}", field=name) from exc
+        raise InvalidInputError(f"{name} is not an ISO-8601 date or time within the years 1-9999: {str(value)[:80]!r}", field=name) from exc
     if end_of_day and isinstance(value, str) and _DATE_ONLY.match(value.strip()):
-        parsed = parsed + timedelta(days=1) - timedelta(microseconds=1)
+        parsed = last_moment_of_day(parsed)  # not "+1 day": 9999-12-31 has no next day
     return format_ts(parsed)
 
 
@@ -213,6 +214,7 @@ def build_request(settings: RetrievalSettings, **args: Any) -> SearchRequest:
     if session_id is not None:
         validate_id(session_id, "session_id")
     query = args["query"]
+    check_texts({"query": query, "entity_hints": args.get("entity_hints"), "context": args.get("context")})
     if not isinstance(query, str) or not query.strip():
         raise InvalidInputError("query must be a non-empty string", field="query")
     if len(query) > settings.max_query_chars:

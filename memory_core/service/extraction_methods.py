@@ -34,7 +34,7 @@ class ExtractionMethods:
         return ExtractionDeps(
             store=self.store, clock=self.clock, index=self.index, settings=self.settings.extraction, access=self.access,
             write=lambda request, access: self.write(request, access), judge=self.judge, llm=self.llm,
-            search=self.search,
+            search=self.search, housekeeping=self.settings.housekeeping,
         )
 
     @property

@@ -37,7 +37,9 @@ from ..policy.scopes import Scope, parse_scope, private_scope, validate_id
 from ..retrieve.retriever import Retriever
 from ..settings import Settings, load_settings
 from ..store import inspection, overview, sessions
+from ..store.backup import backup_store, restore_into
 from ..store.db import Store
+from ..store.doctor import DoctorReport, run_doctor
 from ..store.records import Record
 from .embedders import shared_embedder
 from .extraction_methods import ExtractionMethods
@@ -64,7 +66,7 @@ class MemoryService(ExtractionMethods):
             else offline_judge
         )
         self.ingestor = Ingestor(store, self.index, embedder, self.judge, settings.write, clock)
-        self.lifecycle = Lifecycle(store, self.index, settings.write, clock)
+        self.lifecycle = Lifecycle(store, self.index, settings.write, clock, settings.housekeeping)
         self.retriever = Retriever(
             store=store, index=self.index, embedder=embedder, clock=clock, access=self.access,
             settings=lambda: self.settings.retrieval, llm=llm,
@@ -295,6 +297,12 @@ class MemoryService(ExtractionMethods):
         """Tombstone a record and its earlier versions and erase their text (``Lifecycle.forget``)."""
         return self.lifecycle.forget(record_id, **options)
 
+    def forget_preview(self, record_id: str) -> dict:
+        """What forgetting ``record_id`` would erase, place by place, plus one line per place
+        (``lines``) for a confirmation form. Nothing is written; no policy is applied."""
+        plan = self.lifecycle.forget_preview(record_id)
+        return {**plan.to_dict(), "lines": plan.summary_lines()}
+
     def confirm(self, record_id: str, **options: Any) -> Record:
         """Reinforce a live record, or promote it when a person confirms it (``Lifecycle.confirm``)."""
         return self.lifecycle.confirm(record_id, **options)
@@ -378,6 +386,23 @@ class MemoryService(ExtractionMethods):
         """Record counts by type, status, scope kind and source kind as a pandas DataFrame."""
         return display.frame(self)
 
+    # -- backups, snapshots and health (store.backup, store.doctor) -----------------------------
+
+    def snapshot(self, path: str | Path, *, overwrite: bool = False) -> dict:
+        """A consistent copy of the store at ``path`` (online; agents may keep writing)."""
+        return backup_store(self.store.path, path, overwrite=overwrite).to_dict()
+
+    def restore(self, path: str | Path) -> dict:
+        """Replace this store's content with the snapshot at ``path`` and reload the vector index."""
+        info = restore_into(self.store, path)
+        self._check_embedder(False)
+        self.index.rebuild()
+        return info.to_dict()
+
+    def doctor(self) -> DoctorReport:
+        """Integrity, FTS, vector, change-feed and orphan checks plus log sizes (``agent-memory doctor``)."""
+        return run_doctor(self.store, self.settings, dim=self.embedder.dim)
+
     # -- maintenance --------------------------------------------------------------------------
 
     def reembed(self, *, actor: str, batch_size: int = 256, progress=None) -> int:
@@ -387,4 +412,4 @@ class MemoryService(ExtractionMethods):
     def run_maintenance(self, *, actor: str = "maintenance") -> dict:
         """Expire unreinforced provisional records and flag due reviews; returns the ids changed."""
         return run_maintenance(self.store, self.index, self.clock, self.settings.extraction.maintenance_batch_size,
-                               actor=actor).to_dict()
+                               actor=actor, housekeeping=self.settings.housekeeping).to_dict()

@@ -5,8 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Protocol
 
-from ..clock import Clock, format_ts, parse_ts
+from ..clock import Clock, format_ts
 from ..errors import InvalidInputError, SessionClosedError
+from ..inputs import check_text, parse_input_ts
 from ..extract import runs
 from ..policy.grants import ScopeAccess
 from ..policy.scopes import Scope, parse_scope
@@ -70,7 +71,8 @@ class Session:
             raise InvalidInputError("turn content must be a string", field="content")
         if len(content) > MAX_TURN_CHARS:
             raise InvalidInputError(f"turn content is longer than {MAX_TURN_CHARS} characters", field="content")
-        when = format_ts(parse_ts(at) if at is not None else self.service.clock.now())
+        check_text(content, "content")
+        when = format_ts(parse_input_ts(at, "at") if at is not None else self.service.clock.now())
         return sessions.append_turn(self.service.store, self.id, role, content, when)
 
     def recent_context(self, turns: int, chars: int) -> str | None:

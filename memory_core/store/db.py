@@ -11,12 +11,42 @@ import json
 import zlib
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from .migrations import migrate
+
+
+BUSY_TIMEOUT_MS = 30_000
+
+
+def _enter_wal(conn: sqlite3.Connection) -> None:
+    """Switch to WAL, retrying while another process holds the lock.
+
+    Changing the journal mode does not go through SQLite's busy handler, so when several
+    processes open a fresh file at once the losers get "database is locked" at once; they wait
+    and try again instead (bounded by the usual busy timeout).
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    delay = 0.005
+    while True:
+        try:
+            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            if str(mode).lower() in ("wal", "memory"):
+                return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            if time.monotonic() > deadline:
+                raise
+        else:
+            if time.monotonic() > deadline:
+                raise sqlite3.OperationalError(f"could not switch the store to WAL (journal mode stays {mode})")
+        time.sleep(delay)
+        delay = min(delay * 2, 0.2)
 
 
 class Store:
@@ -27,6 +57,9 @@ class Store:
         self.path = path
         self.lock = threading.RLock()
         self._depth = 0
+        self._erase_pending = False
+        self._eraser: threading.Thread | None = None
+        self._closing = threading.Event()
 
     @classmethod
     def open(cls, path: str | Path, now: str) -> "Store":
@@ -36,18 +69,92 @@ class Store:
             path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30.0)
         conn.row_factory = sqlite3.Row
-        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        _enter_wal(conn)
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute("PRAGMA synchronous=NORMAL")
         # Freed pages are zeroed so forgotten content does not linger in the file.
         conn.execute("PRAGMA secure_delete=ON")
-        conn.execute("PRAGMA busy_timeout=30000")
-        migrate(conn, now)
+        try:
+            migrate(conn, now)
+        except BaseException:
+            conn.close()
+            raise
         return cls(conn, path)
 
     def close(self) -> None:
+        self._closing.set()
         with self.lock:
+            if self._erase_pending:
+                self.try_truncate_wal()  # last chance in this process; the worker retries otherwise
             self.conn.close()
+
+    # -- physical erasure ------------------------------------------------------------------
+
+    def try_truncate_wal(self) -> bool:
+        """Checkpoint the WAL into the main file and truncate it, without waiting for anyone.
+
+        A forget rewrites pages, but until a checkpoint copies them into the main file and the
+        WAL is emptied, the old page images (holding the forgotten text) are still on disk. A
+        TRUNCATE checkpoint must wait for readers of older snapshots, and such a reader is
+        entitled to the text until its transaction ends; so this never waits (busy timeout 0):
+        it returns False when a reader or writer is in the way, and the caller retries later.
+        """
+        with self.lock:
+            if self._depth:
+                return False  # inside a transaction: the caller's commit comes first
+            self.conn.execute("PRAGMA busy_timeout=0")
+            try:
+                row = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+                done = row is not None and row[0] == 0
+            except sqlite3.OperationalError:
+                done = False
+            finally:
+                self.conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            if done:
+                self._erase_pending = False
+                if self.get_meta("erase_pending") == "1":
+                    self.set_meta("erase_pending", "0")  # these new WAL frames hold no forgotten text
+            return done
+
+    def erase_soon(self, retry_for_s: float = 600.0) -> bool:
+        """Make the forgotten pages leave the disk now, or as soon as readers let go.
+
+        Tries a non-blocking TRUNCATE checkpoint at once; if a reader holds an older snapshot,
+        a background thread retries every 50-500 ms (for up to ``retry_for_s``), so a forget
+        never waits for a reader and the text is gone shortly after the reader finishes.
+        Returns True if the erasure completed immediately.
+        """
+        self._erase_pending = True
+        if self.try_truncate_wal():
+            return True
+        # Recorded in the store too, so another process's worker finishes it if this one exits.
+        self.set_meta("erase_pending", "1")
+        with self.lock:
+            if self._eraser is not None and self._eraser.is_alive():
+                return False
+            self._eraser = threading.Thread(target=self._retry_erasure, args=(retry_for_s,), daemon=True,
+                                            name=f"wal-eraser:{self.path.name}")
+            self._eraser.start()
+        return False
+
+    def _retry_erasure(self, retry_for_s: float) -> None:
+        deadline = time.monotonic() + retry_for_s
+        delay = 0.05
+        while not self._closing.is_set() and time.monotonic() < deadline:
+            if self._closing.wait(delay):
+                return
+            try:
+                if self.try_truncate_wal():
+                    return
+            except sqlite3.ProgrammingError:  # closed underneath us
+                return
+            delay = min(delay * 1.5, 0.5)
+
+    @property
+    def erase_pending(self) -> bool:
+        """True while forgotten text may still be in the WAL (a reader held an older snapshot)."""
+        return self._erase_pending
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:

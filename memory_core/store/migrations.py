@@ -11,6 +11,7 @@ import sqlite3
 from collections.abc import Callable
 
 from ..errors import MigrationError
+from . import migrations_hardening
 
 Migration = Callable[[sqlite3.Connection], None]
 MIGRATIONS: dict[int, tuple[str, Migration]] = {}
@@ -29,41 +30,63 @@ def migration(number: int, name: str) -> Callable[[Migration], Migration]:
 
 
 def applied_migrations(conn: sqlite3.Connection) -> list[int]:
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS schema_migrations ("
-        " number INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
-    )
+    """Numbers recorded in ``schema_migrations`` (empty for a blank file)."""
+    exists = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").fetchone()
+    if not exists:
+        return []
     return [row[0] for row in conn.execute("SELECT number FROM schema_migrations ORDER BY number")]
 
 
 def migrate(conn: sqlite3.Connection, applied_at: str) -> list[int]:
-    """Apply every registered migration not yet recorded; return the numbers applied."""
-    done = set(applied_migrations(conn))
+    """Apply every registered migration not yet recorded; return the numbers applied.
+
+    Each migration runs in its own ``BEGIN IMMEDIATE`` transaction, and which migrations are
+    applied is read *inside* it: several processes opening a fresh store at once queue on the
+    write lock, and each one that gets it sees what the previous ones already did.
+    """
     newest_known = max(MIGRATIONS) if MIGRATIONS else 0
-    if done and max(done) > newest_known:
-        raise MigrationError(
-            f"store schema is at migration {max(done)}, newer than this code ({newest_known})",
-            store_version=max(done),
-            code_version=newest_known,
-        )
+    # A store already at the newest migration needs no write lock (the common case: readers).
+    done = set(applied_migrations(conn))
+    _refuse_newer(done, newest_known)
+    if set(MIGRATIONS) <= done:
+        return []
     ran: list[int] = []
     for number in sorted(MIGRATIONS):
-        if number in done:
-            continue
         name, fn = MIGRATIONS[number]
+        conn.execute("BEGIN IMMEDIATE")
         try:
-            conn.execute("BEGIN IMMEDIATE")
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                " number INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+            )
+            done = set(applied_migrations(conn))
+            _refuse_newer(done, newest_known)
+            if number in done:
+                conn.execute("COMMIT")
+                continue
             fn(conn)
             conn.execute(
                 "INSERT INTO schema_migrations (number, name, applied_at) VALUES (?, ?, ?)",
                 (number, name, applied_at),
             )
             conn.execute("COMMIT")
+        except MigrationError:
+            conn.execute("ROLLBACK")
+            raise
         except Exception as exc:
             conn.execute("ROLLBACK")
             raise MigrationError(f"migration {number} ({name}) failed: {exc}", number=number) from exc
         ran.append(number)
     return ran
+
+
+def _refuse_newer(done: set[int], newest_known: int) -> None:
+    if done and max(done) > newest_known:
+        raise MigrationError(
+            f"store schema is at migration {max(done)}, newer than this code ({newest_known})",
+            store_version=max(done),
+            code_version=newest_known,
+        )
 
 
 def _script(conn: sqlite3.Connection, sql: str) -> None:
@@ -407,3 +430,9 @@ def _m0080_session_origin(conn: sqlite3.Connection) -> None:
         ALTER TABLE sessions ADD COLUMN trigger_mode TEXT CHECK (trigger_mode IS NULL OR trigger_mode IN ('tool_only','auto','hybrid'));
         """,
     )
+
+
+# Store hardening (issue 12), kept in their own module to keep this one short.
+migration(60, "event reasons can be redacted when a record is forgotten")(migrations_hardening.allow_event_redaction)
+migration(61, "tombstones hold no attribute or subject; FTS rows name only same-scope entities")(
+    migrations_hardening.empty_tombstones_and_scope_fts)

@@ -139,6 +139,18 @@ def load_entity_links(conn: sqlite3.Connection, records: list[Record]) -> None:
         )
 
 
+def restrict_links(records, readable_scopes) -> None:
+    """Drop, in place, entity links to entities in scopes the caller may not read.
+
+    Records link only to entities of their own scope (the write path's rule); this is the
+    read-side guard for links made before that rule, so a principal never sees the name of an
+    entity they could not look up themselves.
+    """
+    allowed = set(readable_scopes)
+    for record in records:
+        record.entity_links = [link for link in record.entity_links if link.get("scope") in allowed]
+
+
 def fetch_records(conn: sqlite3.Connection, where: str, params: Any = (), *, links: bool = True) -> list[Record]:
     rows = conn.execute(f"SELECT {SELECT_COLUMNS} FROM records r WHERE {where}", params).fetchall()
     records = [record_from_row(row) for row in rows]
@@ -197,14 +209,18 @@ def blob_to_vector(blob: bytes) -> np.ndarray:
 def fts_text_for(conn: sqlite3.Connection, record_seq: int) -> tuple[str, str, str] | None:
     """(content, subject text, alias text) for a record, as the FTS index should hold them."""
     row = conn.execute(
-        "SELECT id, content, attribute, subject_entity_id, status FROM records WHERE seq = ?", (record_seq,)
+        "SELECT id, content, attribute, subject_entity_id, status, scope_kind, scope_id FROM records WHERE seq = ?", (record_seq,)
     ).fetchone()
     if row is None or row["status"] == "deleted":
         return None
+    # Only names of entities in the record's own scope: a link made across scopes (before the
+    # write path stopped making them) must not let a reader of the record match the words of an
+    # entity they may not read.
     subject_words = []
     if row["subject_entity_id"]:
         name = conn.execute(
-            "SELECT canonical_name FROM entities WHERE id = ?", (row["subject_entity_id"],)
+            "SELECT canonical_name FROM entities WHERE id = ? AND scope_kind = ? AND scope_id = ?",
+            (row["subject_entity_id"], row["scope_kind"], row["scope_id"]),
         ).fetchone()
         if name:
             subject_words.append(name[0])
@@ -212,8 +228,8 @@ def fts_text_for(conn: sqlite3.Connection, record_seq: int) -> tuple[str, str, s
         subject_words.append(row["attribute"].replace("_", " "))
     aliases = conn.execute(
         "SELECT DISTINCT a.alias FROM record_entities re JOIN entity_aliases a ON a.entity_id = re.entity_id "
-        "WHERE re.record_id = ? ORDER BY a.alias",
-        (row["id"],),
+        "JOIN entities e ON e.id = re.entity_id WHERE re.record_id = ? AND e.scope_kind = ? AND e.scope_id = ? ORDER BY a.alias",
+        (row["id"], row["scope_kind"], row["scope_id"]),
     ).fetchall()
     content = row["content"]
     procedure = conn.execute("SELECT name, trigger FROM procedures WHERE record_id = ?", (row["id"],)).fetchone()

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from ..clock import parse_ts
 from ..errors import InvalidInputError, NotFoundError, PermissionDeniedError
 from ..ingest.writer import WriteRequest
-from ..store.records import Record
+from ..store.records import Record, restrict_links
 from .registry import REFUSAL_HOOKS, register
 from .schemas import MemoryForgetInput, MemoryGetInput, MemoryReviseInput, MemoryWriteInput
 
@@ -24,6 +24,7 @@ def _readable_record(session: "Session", record_id: str) -> Record:
     access = session.access()
     if record is None or record.status == "deleted" or not access.can_read(record.scope):
         raise NotFoundError(f"no record {record_id} is visible to this agent", record_id=record_id)
+    restrict_links([record], access.readable_keys)
     return record
 
 

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ValidationError
 
 from ..errors import InvalidInputError, MemoryCoreError, UnknownToolError
+from ..inputs import check_texts
 from ..settings import Settings
 
 log = logging.getLogger(__name__)
@@ -113,12 +114,19 @@ def call_tool(session: ToolSession, name: Any, arguments: Any) -> dict[str, Any]
                 arguments = json.loads(arguments)
             except json.JSONDecodeError as exc:
                 raise InvalidInputError(f"arguments are not valid JSON: {exc.msg}") from exc
+            except UnicodeDecodeError as exc:
+                raise InvalidInputError("arguments are not valid UTF-8 text") from exc
+            except RecursionError as exc:
+                raise InvalidInputError("arguments are nested too deeply") from exc
         if arguments is None:
             arguments = {}
         if not isinstance(arguments, dict):
             raise InvalidInputError("arguments must be a JSON object")
+        check_texts(arguments)  # lone surrogates cannot be stored; refuse them before any write
         try:
             parsed = tool.input_model.model_validate(arguments)
+        except RecursionError as exc:
+            raise InvalidInputError("arguments are nested too deeply") from exc
         except ValidationError as exc:
             problems = [
                 {"field": ".".join(str(p) for p in err["loc"]) or "(root)", "problem": err["msg"]}

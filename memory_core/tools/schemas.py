@@ -22,7 +22,7 @@ def _check_timestamp(value: str | None) -> str | None:
     try:
         parse_ts(value)
     except (ValueError, TypeError) as exc:
-        raise ValueError(f"not an ISO-8601 date or time: {value!r}") from exc
+        raise ValueError(f"not an ISO-8601 date or time within the years 1-9999 (UTC): {str(value)[:80]!r}") from exc
     return value
 
 

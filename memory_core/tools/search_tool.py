@@ -39,7 +39,7 @@ class MemorySearchInput(ToolInput):
             try:
                 parse_ts(value)
             except (TypeError, ValueError) as exc:
-                raise ValueError(f"not an ISO-8601 date or time: {value!r}") from exc
+                raise ValueError(f"not an ISO-8601 date or time within the years 1-9999 (UTC): {str(value)[:80]!r}") from exc
         return value
 
 

@@ -27,3 +27,14 @@ def test_an_admin_can_reembed_with_progress(open_page):
     assert not at.exception
     events = service_for(at).store.query("SELECT actor FROM events WHERE kind = 'store.reembedded'")
     assert [e["actor"] for e in events] == ["ui:ada"]
+
+
+def test_an_admin_sees_the_doctor_report_and_a_viewer_does_not(open_page):
+    viewer = open_page("overview.py", "viewer")
+    assert "overview_doctor" not in {b.key for b in viewer.button}
+    at = open_page("overview.py", "admin")
+    at.button(key="overview_doctor").click().run()
+    assert not at.exception
+    assert any("No problems found" in s.value for s in at.success), [e.value for e in at.error]
+    names = [name for df in at.dataframe if "name" in df.value.columns for name in df.value["name"]]
+    assert "fts integrity" in names and "orphan rows" in names

@@ -67,6 +67,8 @@ def test_a_user_forgets_their_own_record_with_a_reason(open_page, ui_store):
     _, ids = ui_store
     at = open_page("records.py", "user")
     at.selectbox(key="records_selected").select(ids["guess"]).run()
+    # Before confirming, the form lists every place the record will be erased from.
+    assert any("This will erase:" in t.value and ids["guess"] in t.value for t in at.text)
     at.button(key="records_detail_forget_submit").click().run()
     assert any("Give a reason" in e.value for e in at.error)
     at.text_input(key="records_detail_forget_reason").input("I never said that")
