@@ -11,6 +11,7 @@ from .filters import index_mask
 from .fts_query import query_terms
 from .generators import COSINE_DIGITS, dense_candidates, entity_candidates, lexical_candidates
 from .lexical import partial_score, readable_lookup, unknown_names
+from .name_strip import known_names_in_query, strip_names
 from .search_types import Candidate
 from .pipeline import SearchContext
 from .scoring import (
@@ -19,6 +20,7 @@ from .scoring import (
     fit_budget,
     Evidence,
     GateFloors,
+    NameRest,
     freshness_factor,
     gate_check,
     gate_set,
@@ -143,6 +145,27 @@ def below_result_floor(cand: Candidate, floor: float) -> str | None:
     return f"weak on every signal in a result set that passed ({cosine}, {lexical}; result floor {floor:g})"
 
 
+def name_rest(ctx: SearchContext, names: list[str], in_query: set[str], floors: GateFloors, every_signal: bool) -> NameRest:
+    """For a query naming known entities: the best support the rest of the question finds among
+    the candidates. The lexical score on the other words is free; the name-stripped query costs one
+    more embedding (from the query-vector cache when seen), so it is computed only when the lexical
+    support does not already settle it, or ``every_signal`` is set (calibration passes log both)."""
+    lexical = None
+    if ctx.lexical is not None:
+        scores = [partial_score(ctx.lexical, c.lexical_terms, in_query) for c in ctx.ranking if c.lexical_terms]
+        scores = [v for v in scores if v is not None]
+        lexical = round(max(scores), 6) if scores else None
+    if not every_signal and lexical is not None and lexical >= floors.name_rest_lexical:
+        return NameRest(tuple(names), None, lexical)
+    rest_text = strip_names(ctx.query, [e for e in ctx.entities if e["name"] in names])
+    cosine = None
+    if rest_text is not None and ctx.query_vec is not None:
+        vec, _ = ctx.deps.query_vector(rest_text, ctx.settings)
+        sims = ctx.deps.index.similarity(vec, [c.seq for c in ctx.ranking])
+        cosine = round(float(max(sims.values())), COSINE_DIGITS) if sims else None
+    return NameRest(tuple(names), cosine, lexical, bare=rest_text is None)
+
+
 class GateStage:
     """The empty-result gate, judged on the result set: nothing is returned when every candidate is
     weak on every signal; otherwise the fused order goes on untouched."""
@@ -182,6 +205,19 @@ class GateStage:
         summary["best_entity_cosine"] = max(ent_cos) if ent_cos else None
         summary["strong"] = sum(1 for passed, _ in verdicts if passed)
         first, reason = gate_set(evidence, floors)
+        # The rule is for names that link too many records to point at any one (a speaker, a big
+        # project: the same test as the fusion's); a name linking a few records is itself evidence.
+        full = len(ctx.generated.get("entity", [])) >= s.candidates_per_generator
+        names = known_names_in_query(ctx.query, ctx.entities) if ctx.ranking and full else []
+        # the rule is off, or the gate is open (a calibration pass): log every signal, decide nothing
+        every_signal = s.name_rest_cosine <= -1.0 or s.cosine_floor <= -1.0
+        rest = None
+        if names and (first is not None or every_signal):
+            rest = name_rest(ctx, names, in_query, floors, every_signal)
+            first, reason = gate_set(evidence, floors, rest)
+        summary["known_names"] = names if rest is not None and not rest.bare else []  # the names the rule judged
+        summary["best_rest_cosine"] = rest.cosine if rest else None
+        summary["best_rest_lexical"] = rest.lexical if rest else None
         summary["passed"] = first is not None
         summary["reason"] = reason
         summary["decision"] = (f"passed: the result set passes on {ctx.ranking[first].record_id} ({reason})" if first is not None
@@ -198,7 +234,7 @@ class GateStage:
             {"id": c.record_id, "cosine": _r(c.cosine), "lexical": _r(c.lexical), "entity": bool(ev.entities),
              "rest_lexical": _r(ev.rest_lexical), "strong": passed} for c, ev, (passed, _) in zip(ctx.ranking, evidence, verdicts)],
             **{k: summary[k] for k in ("passed", "unknown_names", "best_cosine", "best_lexical", "entity_matches", "best_entity_cosine",
-                                       "best_entity_rest_lexical", "strong")}})
+                                       "best_entity_rest_lexical", "strong", "known_names", "best_rest_cosine", "best_rest_lexical")}})
         if first is None and not ctx.floors_deferred:
             for cand in list(ctx.ranking):
                 ctx.drop(cand, f"gate: {reason}")
