@@ -157,13 +157,36 @@ def name_rest(ctx: SearchContext, names: list[str], in_query: set[str], floors: 
         lexical = round(max(scores), 6) if scores else None
     if not every_signal and lexical is not None and lexical >= floors.name_rest_lexical:
         return NameRest(tuple(names), None, lexical)
+    joint = linked_to_all(ctx, names)
+    if joint is not None and not every_signal:
+        return NameRest(tuple(names), None, lexical, joint=joint)
     rest_text = strip_names(ctx.query, [e for e in ctx.entities if e["name"] in names])
     cosine = None
     if rest_text is not None and ctx.query_vec is not None:
         vec, _ = ctx.deps.query_vector(rest_text, ctx.settings)
         sims = ctx.deps.index.similarity(vec, [c.seq for c in ctx.ranking])
         cosine = round(float(max(sims.values())), COSINE_DIGITS) if sims else None
-    return NameRest(tuple(names), cosine, lexical, bare=rest_text is None)
+    return NameRest(tuple(names), cosine, lexical, bare=rest_text is None, joint=joint)
+
+
+def linked_to_all(ctx: SearchContext, names: list[str]) -> str | None:
+    """A candidate linked to every one of two or more named entities ("what did I discuss with Emeka
+    about Helix?"): names that occur together are a specific match, not a mention. Its id, or None."""
+    name_of = {e["id"]: e["name"] for e in ctx.entities if e["name"] in names}  # a name may be several entities (scopes)
+    if len(set(name_of.values())) < 2 or not ctx.ranking:
+        return None
+    by_id = {c.record_id: c for c in ctx.ranking}
+    store = ctx.deps.store
+    with store.lock:
+        rows = store.conn.execute(
+            f"SELECT record_id, entity_id FROM record_entities WHERE entity_id IN ({','.join('?' * len(name_of))}) "
+            f"AND record_id IN ({','.join('?' * len(by_id))})", [*name_of, *by_id]).fetchall()
+    linked: dict[str, set[str]] = {}
+    for record_id, entity_id in rows:
+        linked.setdefault(record_id, set()).add(name_of[entity_id])
+    wanted = set(name_of.values())
+    found = sorted((by_id[r] for r, held in linked.items() if held >= wanted), key=lambda c: c.fused_rank or 0)
+    return found[0].record_id if found else None
 
 
 class GateStage:
@@ -215,7 +238,9 @@ class GateStage:
         if names and (first is not None or every_signal):
             rest = name_rest(ctx, names, in_query, floors, every_signal)
             first, reason = gate_set(evidence, floors, rest)
-        summary["known_names"] = names if rest is not None and not rest.bare else []  # the names the rule judged
+        judged = rest is not None and not rest.bare and not rest.joint
+        summary["known_names"] = names if judged else []  # the names the rule judged
+        summary["names_linked_together_by"] = rest.joint if rest else None
         summary["best_rest_cosine"] = rest.cosine if rest else None
         summary["best_rest_lexical"] = rest.lexical if rest else None
         summary["passed"] = first is not None
@@ -234,7 +259,8 @@ class GateStage:
             {"id": c.record_id, "cosine": _r(c.cosine), "lexical": _r(c.lexical), "entity": bool(ev.entities),
              "rest_lexical": _r(ev.rest_lexical), "strong": passed} for c, ev, (passed, _) in zip(ctx.ranking, evidence, verdicts)],
             **{k: summary[k] for k in ("passed", "unknown_names", "best_cosine", "best_lexical", "entity_matches", "best_entity_cosine",
-                                       "best_entity_rest_lexical", "strong", "known_names", "best_rest_cosine", "best_rest_lexical")}})
+                                       "best_entity_rest_lexical", "strong", "known_names", "best_rest_cosine", "best_rest_lexical",
+                                       "names_linked_together_by")}})
         if first is None and not ctx.floors_deferred:
             for cand in list(ctx.ranking):
                 ctx.drop(cand, f"gate: {reason}")

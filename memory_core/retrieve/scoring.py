@@ -99,19 +99,20 @@ class NameRest:
     cosine: float | None
     lexical: float | None
     bare: bool = False  # nothing but the names (and stop words) in the query
+    joint: str | None = None  # a candidate linked to every named entity (two or more names)
 
 
 def name_rest_check(rest: NameRest | None, floors: GateFloors) -> tuple[bool, str]:
     """Does the rest of a question that names a known entity find support (a mention of a name is
-    not relevance)? True with no reason when the query names no known entity, is only the name, or
-    the rule is off."""
+    not relevance)? True with no reason when the query names no known entity, is only the name, names
+    several entities that some candidate links together, or the rule is off."""
     if rest is None or not rest.names or floors.name_rest_cosine == -math.inf:
         return True, ""
     if rest.cosine is not None and rest.cosine >= floors.name_rest_cosine:
         return True, ""
     if rest.lexical is not None and rest.lexical >= floors.name_rest_lexical:
         return True, ""
-    if rest.bare:
+    if rest.bare or rest.joint:
         return True, ""  # "who is Alice?": the name is the whole question, and records about Alice answer it
     names = ", ".join(n.casefold() for n in rest.names)
     parts = []

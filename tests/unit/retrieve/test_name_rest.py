@@ -86,3 +86,17 @@ def test_without_a_known_name_the_rule_costs_nothing(make_service):
     response = search(service, alice, "when are the meetings?")
     gate = response.trace.stage("gate").outputs
     assert not response.empty and gate["known_names"] == [] and gate["best_rest_cosine"] is None
+
+
+def test_two_names_that_a_record_links_together_are_a_specific_match(make_service):
+    """'What did the user discuss with Emeka about Helix?': the names are the question."""
+    service = make_service(cosine_floor=0.05, lexical_floor=1.0, name_rest_cosine=0.99, name_rest_lexical=1.0, candidates_per_generator=2)
+    alice = _principal(service)
+    both = write(alice, "Talked budgets with Emeka for Helix.", mentions=["Emeka", "Helix"], attribute="call")
+    write(alice, "Emeka likes tea.", mentions=["Emeka"], attribute="tea")
+    write(alice, "Helix ships in May.", mentions=["Helix"], attribute="ship")
+    response = search(service, alice, "What did the user discuss with Emeka about Helix?")
+    gate = response.trace.stage("gate").outputs
+    assert not response.empty and gate["names_linked_together_by"] == both and gate["known_names"] == []
+    one = search(service, alice, "What did the user discuss with Emeka about the weather?")  # one name: the rule judges it
+    assert one.empty and one.empty_reason.startswith("mentions emeka, but nothing about the rest of the question")
