@@ -11,7 +11,7 @@ from .filters import index_mask
 from .fts_query import query_terms
 from .generators import COSINE_DIGITS, dense_candidates, entity_candidates, lexical_candidates
 from .lexical import partial_score, readable_lookup, unknown_names
-from .name_strip import known_names_in_query, strip_names
+from .name_strip import known_names_in_query, name_rest
 from .search_types import Candidate
 from .pipeline import SearchContext
 from .scoring import (
@@ -20,7 +20,6 @@ from .scoring import (
     fit_budget,
     Evidence,
     GateFloors,
-    NameRest,
     freshness_factor,
     gate_check,
     gate_set,
@@ -143,50 +142,6 @@ def below_result_floor(cand: Candidate, floor: float) -> str | None:
     cosine = "no cosine" if cand.cosine is None else f"cosine {cand.cosine:.2f}"
     lexical = "no lexical match" if cand.lexical is None else f"lexical score {cand.lexical:.2f}"
     return f"weak on every signal in a result set that passed ({cosine}, {lexical}; result floor {floor:g})"
-
-
-def name_rest(ctx: SearchContext, names: list[str], in_query: set[str], floors: GateFloors, every_signal: bool) -> NameRest:
-    """For a query naming known entities: the best support the rest of the question finds among
-    the candidates. The lexical score on the other words is free; the name-stripped query costs one
-    more embedding (from the query-vector cache when seen), so it is computed only when the lexical
-    support does not already settle it, or ``every_signal`` is set (calibration passes log both)."""
-    lexical = None
-    if ctx.lexical is not None:
-        scores = [partial_score(ctx.lexical, c.lexical_terms, in_query) for c in ctx.ranking if c.lexical_terms]
-        scores = [v for v in scores if v is not None]
-        lexical = round(max(scores), 6) if scores else None
-    if not every_signal and lexical is not None and lexical >= floors.name_rest_lexical:
-        return NameRest(tuple(names), None, lexical)
-    joint = linked_to_all(ctx, names)
-    if joint is not None and not every_signal:
-        return NameRest(tuple(names), None, lexical, joint=joint)
-    rest_text = strip_names(ctx.query, [e for e in ctx.entities if e["name"] in names])
-    cosine = None
-    if rest_text is not None and ctx.query_vec is not None:
-        vec, _ = ctx.deps.query_vector(rest_text, ctx.settings)
-        sims = ctx.deps.index.similarity(vec, [c.seq for c in ctx.ranking])
-        cosine = round(float(max(sims.values())), COSINE_DIGITS) if sims else None
-    return NameRest(tuple(names), cosine, lexical, bare=rest_text is None, joint=joint)
-
-
-def linked_to_all(ctx: SearchContext, names: list[str]) -> str | None:
-    """A candidate linked to every one of two or more named entities ("what did I discuss with Emeka
-    about Helix?"): names that occur together are a specific match, not a mention. Its id, or None."""
-    name_of = {e["id"]: e["name"] for e in ctx.entities if e["name"] in names}  # a name may be several entities (scopes)
-    if len(set(name_of.values())) < 2 or not ctx.ranking:
-        return None
-    by_id = {c.record_id: c for c in ctx.ranking}
-    store = ctx.deps.store
-    with store.lock:
-        rows = store.conn.execute(
-            f"SELECT record_id, entity_id FROM record_entities WHERE entity_id IN ({','.join('?' * len(name_of))}) "
-            f"AND record_id IN ({','.join('?' * len(by_id))})", [*name_of, *by_id]).fetchall()
-    linked: dict[str, set[str]] = {}
-    for record_id, entity_id in rows:
-        linked.setdefault(record_id, set()).add(name_of[entity_id])
-    wanted = set(name_of.values())
-    found = sorted((by_id[r] for r, held in linked.items() if held >= wanted), key=lambda c: c.fused_rank or 0)
-    return found[0].record_id if found else None
 
 
 class GateStage:
