@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     folds = folds_of(conversations)
     shipped_settings = service.settings.retrieval
     try:
-        open_settings = shipped_settings.model_copy(update={"cosine_floor": -1.0, "freshness_weight": 0.0})
+        open_settings = shipped_settings.model_copy(update={"cosine_floor": -1.0, "name_rest_cosine": -1.0, "freshness_weight": 0.0})
         open_run = ask_all(store, conversations, settings=open_settings, label="open")
         questions = abl.logged_questions(store, conversations, open_run)
         covers = {c.sample_id: ingests[c.sample_id].covers for c in conversations}
@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         guards, scenario_results = scenario_guards(OUT / "scenarios", settings=service.settings, embedder=service.embedder.inner)
         guards += fixture_features(settings=service.settings, embedder=service.embedder.inner)
         calibration = gc.calibrate(open_run["features"], folds, guards=guards, max_false_empty=args.max_false_empty)
-        calibration["shipped"] = {name: getattr(shipped_settings, name) for name in gc.FLOOR_NAMES}
+        calibration["shipped"] = {name: getattr(shipped_settings, name) for name in gc.ALL_FLOORS}
         calibration["shipped_outcome"] = {
             f"half_{k}": gc.outcome([f for f in open_run["features"] if gc.fold_of(f, folds) == k], calibration["shipped"])
             for k in (0, 1)}

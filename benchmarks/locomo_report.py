@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from memory_core.eval import report as rep
-from memory_core.eval.gate_calibration import FLOOR_NAMES
+from memory_core.eval.gate_calibration import ALL_FLOORS
 from memory_core.eval.locomo import CATEGORY_NAMES
 
 HERE = Path(__file__).resolve().parent
@@ -56,7 +56,7 @@ def calibration_markdown(result: dict) -> str:
     rows = []
     for fold in c["folds"]:
         tr, ho = fold["train_outcome"], fold["held_out"]
-        rows.append([", ".join(fold["train"]), " / ".join(f"{fold['floors'][n]:g}" for n in FLOOR_NAMES),
+        rows.append([", ".join(fold["train"]), " / ".join(f"{fold['floors'][n]:g}" for n in ALL_FLOORS),
                      tr["false_empty"], tr["correct_empty_off_topic"], tr["correct_empty_named"],
                      ho["false_empty"], ho["correct_empty_off_topic"], ho["correct_empty_named"],
                      len(fold["guards"]["lost"]), len(fold["guards"]["leaked"])])
@@ -67,7 +67,7 @@ def calibration_markdown(result: dict) -> str:
     lines = [
         "Procedure: [docs/calibration.md](../docs/calibration.md) (one calibrator, `memory_core/eval/gate_calibration.py`, for "
         "LoCoMo, the fixture `tests/data/gate_calibration.json` and the scenario suite). Floors in the order "
-        + " / ".join(f"`{n}`" for n in FLOOR_NAMES) + ".",
+        + " / ".join(f"`{n}`" for n in ALL_FLOORS) + ".",
         "",
         f"Labelled LoCoMo set (open pass): {sep['answerable']} answerable, {sep['negative']} unanswerable (off-topic and named "
         f"off-topic). Separation (AUC, answerable above unanswerable): best cosine {sep['cosine_auc']:.3f}, best lexical score "
@@ -78,7 +78,7 @@ def calibration_markdown(result: dict) -> str:
         rep.table(["trained on", "floors picked", "train false-empty", "train CE off-topic", "train CE named",
                    "held-out false-empty", "held-out CE off-topic", "held-out CE named", "guards lost", "guards leaked"], rows),
         "",
-        "Shipped floors (" + " / ".join(f"{shipped[n]:g}" for n in FLOOR_NAMES) + f"; guard queries lost {len(g['lost'])}, "
+        "Shipped floors (" + " / ".join(f"{shipped[n]:g}" for n in ALL_FLOORS) + f"; guard queries lost {len(g['lost'])}, "
         f"leaked {len(g['leaked'])}) on each half (gate decision replayed from the open pass):",
         "",
         rep.table(["half", "false-empty", "correct-empty off-topic", "correct-empty named"], shipped_rows),

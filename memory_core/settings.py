@@ -129,6 +129,18 @@ class RetrievalSettings(_Section):
         0.50, ge=0.0, le=1.0,
         description="Lexical support an entity match needs from the words of the query other than the entity's name (0 to 1).",
     )
+    name_rest_cosine: float = Field(
+        0.26, ge=-1.0, le=1.0,
+        description="Empty-result gate, for a query that names a known entity: the result set passes only if some candidate's "
+        "cosine to the query with the names taken out is at least this (or name_rest_lexical holds); -1 turns the rule off. "
+        "Applies to names whose entity list is full (they link candidates_per_generator or more readable records). "
+        "A mention of a name is not relevance (docs/calibration.md).",
+    )
+    name_rest_lexical: float = Field(
+        1.0, ge=0.0, le=1.0,
+        description="Empty-result gate, for a query that names a known entity: the alternative support, some candidate's "
+        "lexical score on the query's words other than the names at least this.",
+    )
     result_floor: float = Field(
         0.25, ge=-1.0, le=1.0,
         description="Once the gate lets a result set through, a candidate whose cosine and lexical score are both below "

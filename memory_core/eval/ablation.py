@@ -60,7 +60,9 @@ def gate_passes(signals: dict, floors: dict) -> bool:
     from .gate_calibration import GateFeatures, passes
 
     return passes(GateFeatures("", True, signals.get("cosine"), signals.get("lexical"), signals.get("entity_cosine"),
-                               signals.get("entity_rest"), unknown_name=bool(signals.get("unknown_name"))), floors)
+                               signals.get("entity_rest"), unknown_name=bool(signals.get("unknown_name")),
+                               known_name=bool(signals.get("known_name")), rest_cosine=signals.get("rest_cosine"),
+                               rest_lexical=signals.get("rest_lexical")), floors)
 
 
 def replay(q: LoggedQuestion, r: Replay, limit: int = 10) -> list[str]:
@@ -157,7 +159,8 @@ def logged_questions(store, conversations, run: dict) -> list[LoggedQuestion]:
             row = conn.execute("SELECT user_id FROM search_log WHERE id = ?", (obs.search_id,)).fetchone()
             user = row[0]
         signals = {"cosine": obs.best_cosine, "lexical": obs.best_lexical, "entity_cosine": obs.best_entity_cosine,
-                   "entity_rest": obs.best_entity_rest_lexical, "unknown_name": bool(obs.unknown_names)}
+                   "entity_rest": obs.best_entity_rest_lexical, "unknown_name": bool(obs.unknown_names),
+                   "known_name": bool(obs.known_names), "rest_cosine": obs.best_rest_cosine, "rest_lexical": obs.best_rest_lexical}
         lists = {name: list(obs.rankings[name]) for name in ("dense", "lexical", "entity")}
         qid = q.qid if answerable else f"{user}<-{q.qid}"
         out.append(LoggedQuestion(qid, q.text, answerable, q.category if answerable else None, q.evidence if answerable else (),
@@ -172,7 +175,7 @@ PREVIOUS_FRESHNESS_WEIGHT = 0.5  # the default before freshness was measured (an
 
 def ladder(settings) -> list[tuple[str, Replay]]:
     """The ablation rows: single generators, then one change at a time up to the shipped pipeline."""
-    from .gate_calibration import FLOOR_NAMES
+    from .gate_calibration import ALL_FLOORS, FLOOR_NAMES
 
     s = settings
     base = Replay(k_per_generator=s.candidates_per_generator)
@@ -193,8 +196,11 @@ def ladder(settings) -> list[tuple[str, Replay]]:
         (f"… freshness (weight {w:g}) only for recency questions", fused.with_(**fresh, freshness_scope="recency_questions")),
         (f"… freshness as shipped (weight {s.freshness_weight:g}, {s.freshness_scope})", shipped),
         ("… + the gate at the shipped floors, judged on the set", shipped.with_(gate={n: getattr(s, n) for n in FLOOR_NAMES})),
-        (f"… + result floor {s.result_floor:g} (shipped pipeline, replayed)",
+        (f"… + result floor {s.result_floor:g}",
          shipped.with_(gate={n: getattr(s, n) for n in FLOOR_NAMES}, result_floor=s.result_floor)),
+        (f"… + the known-name rule (name-stripped cosine {s.name_rest_cosine:g} or other-words lexical "
+         f"{s.name_rest_lexical:g}; shipped pipeline, replayed)",
+         shipped.with_(gate={n: getattr(s, n) for n in ALL_FLOORS}, result_floor=s.result_floor)),
     ]
 
 

@@ -28,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Build the labelled sets, calibrate, print the pick; returns the exit code."""
-    from .gate_calibration import FLOOR_NAMES, calibrate
+    from .gate_calibration import ALL_FLOORS, calibrate
     from .gate_fixture import fixture_features
     from .ingest import user_id_for
     from .scenarios import scenario_guards
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         store = build_store(conversations, scratch / "calibration.sqlite", progress=None)
         try:
             current = store.service.settings.retrieval
-            opened = ask_all(store, conversations, settings=current.model_copy(update={"cosine_floor": -1.0, "freshness_weight": 0.0}),
+            opened = ask_all(store, conversations, settings=current.model_copy(update={"cosine_floor": -1.0, "name_rest_cosine": -1.0, "freshness_weight": 0.0}),
                              progress=None)
             embedder = store.service.stats()["embedder"]
             guards, _ = scenario_guards(scratch / "scenarios", settings=store.service.settings, embedder=store.service.embedder.inner)
@@ -57,11 +57,11 @@ def run(args: argparse.Namespace) -> int:
     print(f"separation AUC: cosine {sep['cosine_auc']:.3f}, lexical {sep['lexical_auc']:.3f}")
     for fold in report["folds"]:
         ho = fold["held_out"]
-        print(f"picked on {', '.join(fold['train'])}: " + ", ".join(f"{n} {fold['floors'][n]:g}" for n in FLOOR_NAMES)
+        print(f"picked on {', '.join(fold['train'])}: " + ", ".join(f"{n} {fold['floors'][n]:g}" for n in ALL_FLOORS)
               + f" -> held out: false-empty {ho['false_empty']:.3f}, correct-empty {ho['correct_empty_off_topic']:.3f} "
               f"(named {ho['correct_empty_named']:.3f}); guards lost {len(fold['guards']['lost'])}, leaked {len(fold['guards']['leaked'])}")
-    print("currently configured: " + ", ".join(f"{n} {getattr(current, n):g}" for n in FLOOR_NAMES))
-    for name in FLOOR_NAMES:
+    print("currently configured: " + ", ".join(f"{n} {getattr(current, n):g}" for n in ALL_FLOORS))
+    for name in ALL_FLOORS:
         print(f"MEMORY_RETRIEVAL__{name.upper()}={report['recommended'][name]:g}")
     if args.json:
         Path(args.json).write_text(json.dumps({"embedder": embedder, **report}, indent=1, default=str) + "\n")

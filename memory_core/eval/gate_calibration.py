@@ -37,13 +37,20 @@ import numpy as np
 from .metrics import auc, frange
 
 FLOOR_NAMES = ("cosine_floor", "cosine_floor_unknown_name", "lexical_floor", "entity_support_cosine", "entity_support_lexical")
+REST_NAMES = ("name_rest_cosine", "name_rest_lexical")  # the known-name rule, swept second (``sweep_rest``)
+ALL_FLOORS = FLOOR_NAMES + REST_NAMES
 DISABLED = math.inf
+REST_OFF = {"name_rest_cosine": -1.0, "name_rest_lexical": 1.0}
 GRID = {
     "cosine_floor": frange(0.34, 0.56, 0.01),
     "cosine_floor_unknown_name": [*frange(0.45, 0.70, 0.05), DISABLED],
     "lexical_floor": [*frange(0.40, 1.00, 0.05), DISABLED],
     "entity_support_cosine": [*frange(0.20, 0.56, 0.02), DISABLED],
     "entity_support_lexical": [*frange(0.20, 1.00, 0.10), DISABLED],
+}
+REST_GRID = {
+    "name_rest_cosine": [-1.0, *frange(0.10, 0.50, 0.02)],  # -1: the rule off
+    "name_rest_lexical": [*frange(0.30, 1.00, 0.10)],
 }
 
 
@@ -59,6 +66,9 @@ class GateFeatures:
     entity_rest: float | None = None  # best non-name lexical score among entity-matched candidates
     source: str = "locomo"
     unknown_name: bool = False  # the query names something no readable record holds
+    known_name: bool = False  # the query names an entity the readable records know
+    rest_cosine: float | None = None  # best cosine of the name-stripped query (known_name only)
+    rest_lexical: float | None = None  # best lexical score on the words other than the names (known_name only)
 
     @property
     def kind(self) -> str:
@@ -76,7 +86,18 @@ def passes(f: GateFeatures, floors: dict) -> bool:
     """The gate's decision for one query with the given floors (``math.inf`` disables a signal)."""
     pairs = ((f.cosine, "cosine_floor_unknown_name" if f.unknown_name else "cosine_floor"), (f.lexical, "lexical_floor"), (f.entity_cosine, "entity_support_cosine"),
              (f.entity_rest, "entity_support_lexical"))
-    return any(value is not None and value >= floors[name] for value, name in pairs)
+    if not any(value is not None and value >= floors[name] for value, name in pairs):
+        return False
+    return rest_supported(f, floors)
+
+
+def rest_supported(f: GateFeatures, floors: dict) -> bool:
+    """The known-name rule: a query naming a known entity needs support for the rest of it."""
+    cos_floor = floors.get("name_rest_cosine", -1.0)
+    if not f.known_name or cos_floor <= -1.0:
+        return True
+    return ((f.rest_cosine is not None and f.rest_cosine >= cos_floor)
+            or (f.rest_lexical is not None and f.rest_lexical >= floors.get("name_rest_lexical", 1.0)))
 
 
 def outcome(features: list[GateFeatures], floors: dict) -> dict:
@@ -84,7 +105,7 @@ def outcome(features: list[GateFeatures], floors: dict) -> dict:
     kinds: dict[str, list[bool]] = {}
     for f in features:
         kinds.setdefault(f.kind, []).append(passes(f, floors))
-    out = {name: floors[name] for name in FLOOR_NAMES}
+    out = {name: floors.get(name, REST_OFF.get(name)) for name in ALL_FLOORS}
     answerable = kinds.get("answerable", [])
     out["false_empty"] = 1 - sum(answerable) / len(answerable) if answerable else float("nan")
     for kind in ("off_topic", "named"):
@@ -141,6 +162,34 @@ def sweep(features: list[GateFeatures], guards: list[GateFeatures], grid: dict |
     return points
 
 
+def sweep_rest(features: list[GateFeatures], guards: list[GateFeatures], floors: dict, grid: dict | None = None) -> list[dict]:
+    """Every setting of the known-name rule on top of ``floors`` (the first sweep's pick)."""
+    grid = grid or REST_GRID
+    points = []
+    for c, lex in itertools.product(grid["name_rest_cosine"], grid["name_rest_lexical"]):
+        if c <= -1.0 and lex != grid["name_rest_lexical"][-1]:
+            continue  # the rule off: one point
+        full = {**floors, "name_rest_cosine": c, "name_rest_lexical": lex}
+        p = outcome(features, full)
+        errs = guard_errors(guards, full)
+        p["guard_errors"] = len(errs["lost"]) + len(errs["leaked"])
+        points.append(p)
+    return points
+
+
+def recommend_rest(points: list[dict], max_false_empty: float) -> dict:
+    """The known-name rule's pick: fewest guard errors, false-empty within bounds, then the highest
+    correct-empty on named off-topic questions; ties to the lower false-empty, the rule off, then lower floors."""
+    fewest = min(p["guard_errors"] for p in points)
+    guarded = [p for p in points if p["guard_errors"] == fewest]
+    eligible = [p for p in guarded if p["false_empty"] <= max_false_empty] or guarded
+
+    def key(p: dict) -> tuple:
+        return (-round(p["correct_empty"], 9), round(p["false_empty"], 9), p["name_rest_cosine"], -p["name_rest_lexical"])
+
+    return min(eligible, key=key)
+
+
 def recommend(points: list[dict], max_false_empty: float) -> dict:
     """The admissible point with the highest correct-empty (see the module docstring)."""
     fewest = min(p["guard_errors"] for p in points)
@@ -187,6 +236,9 @@ def calibrate(features: list[GateFeatures], folds: list[set[str]], *, guards: li
             continue
         pick = recommend(sweep(train, guards, grid), max_false_empty)
         floors = {name: pick[name] for name in FLOOR_NAMES}
+        pick = recommend_rest(sweep_rest(train, guards, floors), max_false_empty) | {
+            "met_false_empty_target": pick["met_false_empty_target"], "max_false_empty": max_false_empty}
+        floors = {name: pick[name] for name in ALL_FLOORS}
         report["folds"].append({"train": sorted(folds[k]), "floors": floors, "train_outcome": pick,
                                 "held_out": outcome(test, floors) if test else None, "guards": guard_errors(guards, floors)})
     report["recommended"] = report["folds"][0]["floors"] if report["folds"] else None
@@ -197,4 +249,5 @@ def features_from_gate(qid: str, answerable: bool, outputs: dict, source: str) -
     """A labelled sample from a gate stage's logged outputs."""
     return GateFeatures(qid, answerable, outputs.get("best_cosine"), outputs.get("best_lexical"),
                         outputs.get("best_entity_cosine"), outputs.get("best_entity_rest_lexical"), source,
-                        bool(outputs.get("unknown_names")))
+                        bool(outputs.get("unknown_names")), bool(outputs.get("known_names")),
+                        outputs.get("best_rest_cosine"), outputs.get("best_rest_lexical"))

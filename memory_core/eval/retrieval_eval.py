@@ -57,6 +57,9 @@ class SearchObservation:
     best_entity_rest_lexical: float | None = None
     gate_candidates: list[dict] = field(default_factory=list, repr=False)
     unknown_names: list[str] = field(default_factory=list)
+    known_names: list[str] = field(default_factory=list)
+    best_rest_cosine: float | None = None
+    best_rest_lexical: float | None = None
 
     @property
     def empty(self) -> bool:
@@ -94,7 +97,8 @@ class SearchObservation:
         return cls(entry.id, rankings, best_cosine, best_lexical, int(gate.get("entity_matches") or len(rankings["entity"])),
                    entry.empty_reason, entry.total_ms, dict(entry.stages),
                    gate.get("best_entity_cosine"), gate.get("best_entity_rest_lexical"), list(gate.get("candidates") or []),
-                   list(gate.get("unknown_names") or []))
+                   list(gate.get("unknown_names") or []), list(gate.get("known_names") or []),
+                   gate.get("best_rest_cosine"), gate.get("best_rest_lexical"))
 
 
 def observe(service, search_id: str) -> SearchObservation:
@@ -144,7 +148,8 @@ def aggregate(outcomes: list[QuestionOutcome]) -> dict:
 def gate_features(question_id: str, answerable: bool, observation: SearchObservation) -> GateFeatures:
     """The calibration input for one labelled query."""
     return GateFeatures(question_id, answerable, observation.best_cosine, observation.best_lexical,
-                        observation.best_entity_cosine, observation.best_entity_rest_lexical, "locomo", bool(observation.unknown_names))
+                        observation.best_entity_cosine, observation.best_entity_rest_lexical, "locomo", bool(observation.unknown_names),
+                        bool(observation.known_names), observation.best_rest_cosine, observation.best_rest_lexical)
 
 
 def off_topic_summary(observations: list[SearchObservation]) -> dict:

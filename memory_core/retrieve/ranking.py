@@ -11,6 +11,7 @@ from .filters import index_mask
 from .fts_query import query_terms
 from .generators import COSINE_DIGITS, dense_candidates, entity_candidates, lexical_candidates
 from .lexical import partial_score, readable_lookup, unknown_names
+from .name_strip import known_names_in_query, name_rest
 from .search_types import Candidate
 from .pipeline import SearchContext
 from .scoring import (
@@ -182,6 +183,21 @@ class GateStage:
         summary["best_entity_cosine"] = max(ent_cos) if ent_cos else None
         summary["strong"] = sum(1 for passed, _ in verdicts if passed)
         first, reason = gate_set(evidence, floors)
+        # The rule is for names that link too many records to point at any one (a speaker, a big
+        # project: the same test as the fusion's); a name linking a few records is itself evidence.
+        full = len(ctx.generated.get("entity", [])) >= s.candidates_per_generator
+        names = known_names_in_query(ctx.query, ctx.entities) if ctx.ranking and full else []
+        # the rule is off, or the gate is open (a calibration pass): log every signal, decide nothing
+        every_signal = s.name_rest_cosine <= -1.0 or s.cosine_floor <= -1.0
+        rest = None
+        if names and (first is not None or every_signal):
+            rest = name_rest(ctx, names, in_query, floors, every_signal)
+            first, reason = gate_set(evidence, floors, rest)
+        judged = rest is not None and not rest.bare and not rest.joint
+        summary["known_names"] = names if judged else []  # the names the rule judged
+        summary["names_linked_together_by"] = rest.joint if rest else None
+        summary["best_rest_cosine"] = rest.cosine if rest else None
+        summary["best_rest_lexical"] = rest.lexical if rest else None
         summary["passed"] = first is not None
         summary["reason"] = reason
         summary["decision"] = (f"passed: the result set passes on {ctx.ranking[first].record_id} ({reason})" if first is not None
@@ -198,7 +214,8 @@ class GateStage:
             {"id": c.record_id, "cosine": _r(c.cosine), "lexical": _r(c.lexical), "entity": bool(ev.entities),
              "rest_lexical": _r(ev.rest_lexical), "strong": passed} for c, ev, (passed, _) in zip(ctx.ranking, evidence, verdicts)],
             **{k: summary[k] for k in ("passed", "unknown_names", "best_cosine", "best_lexical", "entity_matches", "best_entity_cosine",
-                                       "best_entity_rest_lexical", "strong")}})
+                                       "best_entity_rest_lexical", "strong", "known_names", "best_rest_cosine", "best_rest_lexical",
+                                       "names_linked_together_by")}})
         if first is None and not ctx.floors_deferred:
             for cand in list(ctx.ranking):
                 ctx.drop(cand, f"gate: {reason}")

@@ -80,11 +80,51 @@ class GateFloors:
     entity_support_cosine: float
     entity_support_lexical: float
     cosine_unknown_name: float = math.inf
+    name_rest_cosine: float = -math.inf  # -inf: a query naming a known entity needs no support beyond the floors
+    name_rest_lexical: float = math.inf
 
     @classmethod
     def of(cls, settings) -> "GateFloors":
         return cls(settings.cosine_floor, settings.lexical_floor, settings.entity_support_cosine, settings.entity_support_lexical,
-                   settings.cosine_floor_unknown_name)
+                   settings.cosine_floor_unknown_name, settings.name_rest_cosine, settings.name_rest_lexical)
+
+
+@dataclass(frozen=True)
+class NameRest:
+    """For a query that names known entities: those names, and how well the best candidate matches
+    the rest of the question (cosine of the name-stripped query; lexical score on the other words).
+    ``None`` values: nothing is left once the names are out, or no candidate holds another word."""
+
+    names: tuple[str, ...]
+    cosine: float | None
+    lexical: float | None
+    bare: bool = False  # nothing but the names (and stop words) in the query
+    joint: str | None = None  # a candidate linked to every named entity (two or more names)
+
+
+def name_rest_check(rest: NameRest | None, floors: GateFloors) -> tuple[bool, str]:
+    """Does the rest of a question that names a known entity find support (a mention of a name is
+    not relevance)? True with no reason when the query names no known entity, is only the name, names
+    several entities that some candidate links together, or the rule is off."""
+    if rest is None or not rest.names or floors.name_rest_cosine == -math.inf:
+        return True, ""
+    if rest.cosine is not None and rest.cosine >= floors.name_rest_cosine:
+        return True, ""
+    if rest.lexical is not None and rest.lexical >= floors.name_rest_lexical:
+        return True, ""
+    if rest.bare or rest.joint:
+        return True, ""  # "who is Alice?": the name is the whole question, and records about Alice answer it
+    names = ", ".join(n.casefold() for n in rest.names)
+    parts = []
+    if rest.cosine is not None:
+        a, b = _fmt(rest.cosine, floors.name_rest_cosine, 2)
+        parts.append(f"best cosine without the name {a} < {b}")
+    if rest.lexical is None:
+        parts.append("no record holds another word of the question")
+    elif math.isfinite(floors.name_rest_lexical):
+        a, b = _fmt(rest.lexical, floors.name_rest_lexical, 2)
+        parts.append(f"best lexical score on the other words {a} < {b}")
+    return False, f"mentions {names}, but nothing about the rest of the question ({'; '.join(parts)})"
 
 
 @dataclass(frozen=True)
@@ -164,12 +204,18 @@ def weak_reason(ev: Evidence, floors: GateFloors, prefix: str = "best ") -> str:
     return f"{dense}; {lexical}; {_entity_text(ev, floors)}"
 
 
-def gate_set(evidence: Sequence[Evidence], floors: GateFloors) -> tuple[int | None, str]:
+def gate_set(evidence: Sequence[Evidence], floors: GateFloors, rest: NameRest | None = None) -> tuple[int | None, str]:
     """The gate on a result set: the index of the first (best-ranked) strong candidate and why it
-    is strong, or None and why every candidate is weak (judged on the best value of each signal)."""
+    is strong, or None and why every candidate is weak (judged on the best value of each signal).
+
+    A query naming known entities (``rest``) passes only if, besides a strong candidate, the rest
+    of the question finds support (:func:`name_rest_check`)."""
     for i, ev in enumerate(evidence):
         passed, reason = gate_check(ev, floors)
         if passed:
+            supported, why_not = name_rest_check(rest, floors)
+            if not supported:
+                return None, f"{why_not}; the name alone matched ({reason})"
             return i, reason
     if not evidence:
         return None, "no candidates"

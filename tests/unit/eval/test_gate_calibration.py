@@ -71,3 +71,22 @@ def test_calibrate_picks_on_one_half_and_reports_on_the_other():
     assert report["recommended"] == first["floors"]
     assert first["held_out"]["questions"] == {"answerable": 2, "named": 4}
     assert first["train_outcome"]["false_empty"] == 0.0
+
+
+def test_the_known_name_rule_is_decided_like_the_pipeline_and_swept_on_top_of_the_floors():
+    from memory_core.eval.gate_calibration import recommend_rest, sweep_rest
+    from memory_core.retrieve.scoring import NameRest
+
+    answerable = [GateFeatures(f"conv-a#{i}", True, 0.6, 0.2, 0.6, 0.1, known_name=True, rest_cosine=0.35 + i * 0.01, rest_lexical=0.2)
+                  for i in range(10)]
+    named = [GateFeatures(f"conv-a<-y#{i}~named", False, 0.6, 0.2, 0.6, 0.0, known_name=True, rest_cosine=0.15 + i * 0.01,
+                          rest_lexical=0.1) for i in range(10)]
+    rule = {**FLOORS, "name_rest_cosine": 0.3, "name_rest_lexical": 1.0}
+    floors = GateFloors(0.4, 0.5, 0.35, 0.5, 0.6, 0.3, 1.0)
+    for f in answerable + named:
+        first, _ = gate_set([Evidence(f.cosine, f.lexical, ("Jon",), f.entity_rest)], floors, NameRest(("Jon",), f.rest_cosine, f.rest_lexical))
+        assert passes(f, rule) == (first is not None)
+    assert passes(named[0], FLOORS)  # without the rule the name carries every named question through
+    pick = recommend_rest(sweep_rest(answerable + named, [], FLOORS), max_false_empty=0.0)
+    assert pick["false_empty"] == 0.0 and pick["correct_empty_named"] == 1.0
+    assert 0.25 <= pick["name_rest_cosine"] <= 0.35
