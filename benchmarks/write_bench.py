@@ -60,7 +60,7 @@ def run(size: int, writes: int, torch_reference) -> dict:
         session.call_tool("memory_write", args)
     first_log = service.store.scalar("SELECT MAX(seq) FROM write_log")
     load_before = load_average()
-    wall, outcomes = [], {}
+    wall, bare, outcomes = [], [], {}
     for i in range(writes):
         quote, args = workload(i)
         if quote:
@@ -91,7 +91,9 @@ def run(size: int, writes: int, torch_reference) -> dict:
     service.close()
     return {"records_before": size, "records_after": records, "writes": writes, "outcomes": outcomes, "total_ms": summary(wall),
             "stages_ms": stages, "load": load, "load_average": [load_before[0], load_after[0]],
-            "torch_embedding_ms": summary(reference), "ratio_p50_to_torch_embedding": round(summary(wall)["p50"] / summary(reference)["p50"], 3)}
+            "torch_embedding_ms": summary(reference), "ratio_p50_to_torch_embedding": round(summary(wall)["p50"] / summary(reference)["p50"], 3),
+            "configured_embedding_ms": summary(bare),
+            "ratio_p50_to_configured_embedding": round(summary(wall)["p50"] / summary(bare)["p50"], 3)}
 
 
 def main() -> None:
