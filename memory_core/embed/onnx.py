@@ -11,7 +11,6 @@ path, so a store built with one opens with the other without a re-embed.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +19,7 @@ from ..errors import EmbedderUnavailableError
 from .base import normalise
 from .onnx_export import default_cache_dir, export_and_check
 from .onnx_session import OnnxSession
-from .sentence import MINILM_NAME, model_dir_version, packaged_minilm_dir
+from .sentence import MINILM_NAME, model_dir_version, offline_model_dir
 
 
 class OnnxMiniLMEmbedder:
@@ -39,9 +38,7 @@ class OnnxMiniLMEmbedder:
         max_seq_length: int = 256,
         model_name: str = MINILM_NAME,
     ) -> None:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        path = Path(model_path) if model_path else packaged_minilm_dir()
+        path = offline_model_dir(model_path)
         if not (path / "tokenizer.json").is_file():
             raise EmbedderUnavailableError(f"{path} has no tokenizer.json for the ONNX embedder", path=str(path))
         # sentence-transformers caps the model's own limit the same way (its config says 256).

