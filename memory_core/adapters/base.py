@@ -84,7 +84,6 @@ class MemoryRuntime:
         self.ambient = bool(service.settings.ambient.enabled if ambient is None else ambient)
         self._listeners = list(listeners)
         self._open: dict[str, "Session"] = {}
-        self._contexts: dict[str, dict[str, Any]] = {}  # session id -> its recorded prefix
         self._viewed: set[str] = set()  # sessions whose first model call is recorded (this process)
         self._lock = threading.RLock()
 
@@ -104,9 +103,13 @@ class MemoryRuntime:
         return [schema for schema in self.service.tool_schemas() if schema["name"] in offered]
 
     def context(self, session: "Session") -> dict[str, Any]:
-        """The prefix recorded for ``session`` when it was opened (policy, ambient profile, tools)."""
-        with self._lock:
-            recorded = self._contexts.get(session.id)
+        """The prefix recorded for ``session`` when it was opened (policy, ambient profile, tools).
+
+        Read from the store on each call (a primary-key lookup): the recorded row is the one source,
+        so every process serving the session sends the same prefix, and a record forgotten during
+        the session leaves it at once (erasure replaces its line; nothing else ever changes it).
+        """
+        recorded = self.service.session_context(session.id)
         if recorded is None:
             recorded = self._record_context(session)
         return recorded
@@ -132,8 +135,6 @@ class MemoryRuntime:
         recorded = self.service.open_session_context(
             session, policy=self.policy(), memory_tools=self.tool_schemas(), ambient=self.ambient,
             framework=self.framework, trigger_mode=self.trigger_mode)
-        with self._lock:
-            self._contexts[session.id] = recorded
         return recorded
 
     # -- events ---------------------------------------------------------------------------------
@@ -192,7 +193,6 @@ class MemoryRuntime:
         """End the session (``session_ended``); returns the queued extraction run id, if any."""
         with self._lock:
             self._open.pop(session_id, None)
-            self._contexts.pop(session_id, None)
             self._viewed.discard(session_id)
         run_id = self.service.handle_event({"type": "session_ended", "session_id": session_id}).get("extraction_run_id")
         self._emit(AdapterEvent("session_ended", session_id, self.framework, extraction_run_id=run_id))

@@ -83,8 +83,12 @@ def _field(record: Any, name: str) -> Any:
     return record[name] if isinstance(record, dict) else getattr(record, name)
 
 
-def ineligibility(record: Any, user_id: str | None = None) -> str | None:
-    """Why ``record`` can never be ambient (for ``user_id`` when given), or None if its kind may be."""
+def ineligibility(record: Any, user_id: str | None = None, subject_is_owner: bool = True) -> str | None:
+    """Why ``record`` can never be ambient (for ``user_id`` when given), or None if its kind may be.
+
+    ``subject_is_owner``: the record is about the scope's own user (no subject entity, or the
+    user's own person entity), not about someone they mentioned.
+    """
     if _field(record, "type") != "semantic":
         return "only semantic statements can shape every answer; episodes and procedures stay behind search"
     if _field(record, "source_kind") == "agent_inference":
@@ -104,13 +108,16 @@ def ineligibility(record: Any, user_id: str | None = None) -> str | None:
         return f"scope {scope} is shared (project or org), not the user's own"
     if user_id is not None and not owned_by(scope, user_id):
         return f"scope {scope} is not user {user_id}'s own"
+    if not subject_is_owner:
+        return "it is about someone else, not the user"
     return None
 
 
-def ambient_status(record: Any, decision: dict[str, Any] | None, user_id: str | None = None) -> AmbientStatus:
+def ambient_status(record: Any, decision: dict[str, Any] | None, user_id: str | None = None,
+                   subject_is_owner: bool = True) -> AmbientStatus:
     """The ambient state of ``record`` given its lineage's latest decision (a dict with ``decision``,
     ``record_id``, ``actor``, ``at``; None when nobody decided)."""
-    why_not = ineligibility(record, user_id)
+    why_not = ineligibility(record, user_id, subject_is_owner)
     category = category_of(_field(record, "attribute"))
     if why_not is not None:
         return AmbientStatus(INELIGIBLE, why_not, category)

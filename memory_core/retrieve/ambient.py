@@ -100,8 +100,18 @@ def classified_records(store: Store, scopes: list[str], *, user_id: str | None =
         records = fetch_records(store.conn, " AND ".join(where), params, links=False)
     records = [r for r in records if category_of(r.attribute) is not None]
     decisions = ambient_store.latest_decisions(store, [r.lineage_id for r in records])
-    out = [(r, ambient_status(r, decisions.get(r.lineage_id), user_id)) for r in records]
+    owners = ambient_store.owner_person_entities(store, [r.subject_entity_id for r in records if r.subject_entity_id])
+    out = [(r, ambient_status(r, decisions.get(r.lineage_id), user_id,
+                              r.subject_entity_id is None or owners.get(r.subject_entity_id) == _owner(r.scope)))
+           for r in records]
     return sorted(out, key=lambda pair: sort_key(pair[0]))
+
+
+def _owner(scope: str) -> str | None:
+    kind, _, rest = scope.partition(":")
+    if kind == "user":
+        return rest
+    return rest.split("/", 1)[1] if kind == "agent" and "/" in rest else None
 
 
 def assemble_profile(store: Store, *, user_id: str, readable: Iterable[str], max_items: int, max_tokens: int,

@@ -41,6 +41,20 @@ def latest_decisions(store: Store, lineage_ids: list[str]) -> dict[str, dict[str
     return out
 
 
+def owner_person_entities(store: Store, entity_ids: list[str]) -> dict[str, str]:
+    """Of ``entity_ids``, the principal person entities (a user's own, created by the write path in
+    ``user:<id>`` with the user id as name): entity id -> that user id."""
+    out: dict[str, str] = {}
+    ids = list(dict.fromkeys(entity_ids))
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        rows = store.query(
+            f"SELECT id, canonical_name, scope_id FROM entities WHERE id IN ({','.join('?' * len(chunk))}) "
+            "AND kind = 'person' AND scope_kind = 'user'", chunk)
+        out.update({row["id"]: row["scope_id"] for row in rows if row["canonical_name"].casefold() == row["scope_id"].casefold()})
+    return out
+
+
 def decision_history(store: Store, lineage_id: str) -> list[dict[str, Any]]:
     """Every decision about one lineage, oldest first."""
     return [dict(r) for r in store.query("SELECT * FROM ambient_decisions WHERE lineage_id = ? ORDER BY seq", (lineage_id,))]
