@@ -36,6 +36,7 @@ CATEGORIES: dict[str, tuple[str, ...]] = {
 }
 _CATEGORY_OF = {attribute: category for category, attributes in CATEGORIES.items() for attribute in attributes}
 CATEGORY_ORDER = {category: i for i, category in enumerate(CATEGORIES)}
+ATTRIBUTES: tuple[str, ...] = tuple(_CATEGORY_OF)
 
 TRUSTED_SOURCES = ("user_statement", "system")
 LIVE_STATUSES = ("confirmed", "provisional")

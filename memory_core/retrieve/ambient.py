@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..policy.ambient import (
-    AMBIENT, CANDIDATE, LIVE_STATUSES, AmbientStatus, ambient_status, category_of, owned_by, sort_key,
+    AMBIENT, ATTRIBUTES, CANDIDATE, LIVE_STATUSES, AmbientStatus, ambient_status, category_of, owned_by, sort_key,
 )
 from ..store import ambient as ambient_store
 from ..store.db import Store
@@ -86,8 +86,10 @@ def classified_records(store: Store, scopes: list[str], *, user_id: str | None =
                        now: str | None = None) -> list[tuple[Record, AmbientStatus]]:
     """Live semantic records with a response-shaping attribute in ``scopes`` (every scope when
     empty and ``user_id`` is None), each with its ambient status, in profile order."""
-    where = ["r.type = 'semantic'", f"r.status IN ({','.join(repr(s) for s in LIVE_STATUSES)})", "r.attribute IS NOT NULL"]
-    params: list[Any] = []
+    # Only the listed attributes are read (most of a user's memory is conditional and never loaded).
+    where = ["r.type = 'semantic'", f"r.status IN ({','.join(repr(s) for s in LIVE_STATUSES)})",
+             f"r.attribute IN ({','.join('?' * len(ATTRIBUTES))})"]
+    params: list[Any] = list(ATTRIBUTES)
     if scopes or user_id is not None:
         if not scopes:
             return []
