@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import IdentityError
+from ..errors import IdentityError, InvalidInputError
 from .identity import Identity
 from .modes import SEARCH_TOOL, TriggerMode, check_trigger_mode, host_searches, model_searches
 from .policy import memory_policy
@@ -81,7 +81,9 @@ class MemoryRuntime:
         self.framework = framework
         self.trigger_mode: TriggerMode = check_trigger_mode(trigger_mode or service.settings.adapters.trigger_mode)
         # The ambient profile is off unless the host turns it on (this argument, else the setting).
-        self.ambient = bool(service.settings.ambient.enabled if ambient is None else ambient)
+        if ambient is not None and not isinstance(ambient, bool):
+            raise InvalidInputError(f"ambient must be true, false or None (the setting); got {ambient!r}", field="ambient")
+        self.ambient = service.settings.ambient.enabled if ambient is None else ambient
         self._listeners = list(listeners)
         self._open: dict[str, "Session"] = {}
         self._viewed: set[str] = set()  # sessions whose first model call is recorded (this process)

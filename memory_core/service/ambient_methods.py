@@ -124,7 +124,8 @@ class AmbientMethods:
             "memory_tools": memory_tools,
         })
         recorded = ambient_store.session_context(self.store, session.id)
-        assert recorded is not None  # inserted above, or by a concurrent opener
+        if recorded is None:  # inserted above or by a concurrent opener; only a missing session lands here
+            raise NotFoundError(f"no session {session.id} to record a prefix on")
         return recorded
 
     def record_model_view(self, session_id: str, *, system_text: str, offered_tools: list[dict[str, Any]]) -> bool:

@@ -55,6 +55,9 @@ def test_the_setting_turns_it_on_and_the_argument_wins(tmp_path, clock, assistan
     service.settings = on
     assert MemoryRuntime(service, framework="testhost").ambient is True
     assert MemoryRuntime(service, framework="testhost", ambient=False).ambient is False
+    for bad in ("false", 1, "yes", []):
+        with pytest.raises(InvalidInputError):
+            MemoryRuntime(service, framework="testhost", ambient=bad)
 
 
 def test_profile_order_is_fixed_and_items_carry_their_origin(service, assistant):
