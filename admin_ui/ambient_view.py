@@ -26,9 +26,9 @@ def profile_rows(service, user_id: str) -> list[dict[str, Any]]:
     rows = []
     for record, status in service.ambient_records(user_id):
         if status.state in STATE_LABELS:
-            rows.append({"record": record.id, "version": record.version, "state": STATE_LABELS[status.state],
-                         "category": status.category, "scope": record.scope, "why": status.reason,
-                         "text": record.content, "_state": status.state})
+            rows.append({"record": record.id, "text": record.content, "state": STATE_LABELS[status.state],
+                         "category": status.category, "version": record.version, "scope": record.scope,
+                         "why": status.reason, "_state": status.state})
     return rows
 
 
@@ -121,8 +121,8 @@ def render_ambient_review(service, identity: Identity) -> None:
                 "system fact, for example a tool result.")
         return
     st.caption("An approved record joins the profile of sessions that start afterwards, for this version only.")
-    table([{"record": r.id, "version": r.version, "scope": r.scope, "source": r.source_kind, "status": r.status,
-            "category": s.category, "why": s.reason, "text": r.content} for r, s in candidates], key="ambient_review_table")
+    table([{"record": r.id, "text": r.content, "source": r.source_kind, "status": r.status, "category": s.category,
+            "version": r.version, "scope": r.scope, "why": s.reason} for r, s in candidates], key="ambient_review_table")
     labels = {r.id: f"{r.id} · {r.content[:80]}" for r, _ in candidates}
     chosen = st.selectbox("Decide on one candidate", list(labels), index=None, format_func=labeller(labels),
                           key="ambient_review_selected", placeholder="Choose a candidate")

@@ -73,8 +73,8 @@ def _profile(prefix: dict) -> None:
     if not items:
         st.caption("No record qualified: nothing was added to the prefix.")
     else:
-        table([{"record": i["record_id"], "version": i["version"], "category": i["category"], "scope": i["scope"],
-                "why ambient": i["basis"], "text": i["text"]} for i in items], key="context_profile_items")
+        table([{"record": i["record_id"], "text": i["text"], "version": i["version"], "category": i["category"],
+                "scope": i["scope"], "why ambient": i["basis"]} for i in items], key="context_profile_items")
         content_block(prefix.get("profile_text"))
         for item in items:
             st.page_link(RECORDS_PAGE, label=md_escape(f"Open {item['record_id']} (version {item['version']})"),
@@ -117,8 +117,8 @@ def _delivery(delivery: Delivery, n: int) -> int:
             st.caption("Decision")
             content_block(delivery.reason)
         if delivery.memories:
-            rows = [{"record": m.record_id, "version": m.version, "status": m.status, "scope": m.scope,
-                     "admitted": m.admitted, "score": m.score, "why": m.reason, "content": m.content}
+            rows = [{"record": m.record_id, "content": m.content, "version": m.version, "status": m.status,
+                     "scope": m.scope, "admitted": m.admitted, "score": m.score, "why": m.reason}
                     for m in delivery.memories]
             table(rows, key=f"context_memories_{n}")
         elif delivery.empty_reason:
