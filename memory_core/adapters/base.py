@@ -134,10 +134,9 @@ class MemoryRuntime:
         self.service.record_model_view(session.id, system_text=system_text, offered_tools=tools())
 
     def _record_context(self, session: "Session") -> dict[str, Any]:
-        recorded = self.service.open_session_context(
+        return self.service.open_session_context(
             session, policy=self.policy(), memory_tools=self.tool_schemas(), ambient=self.ambient,
             framework=self.framework, trigger_mode=self.trigger_mode)
-        return recorded
 
     # -- events ---------------------------------------------------------------------------------
 

@@ -91,6 +91,7 @@ class CrewAIMemory:
         self._agent_ids: dict[str, str] = {}          # CrewAI agent id (uuid) -> memory agent id
         self._crews: dict[str, "Session | None"] = {}  # crew id -> session of its running kickoff
         self._pending: dict[str, dict[str, Any]] = {}  # crew id -> host search result not yet appended
+        self._applied: dict[str, str] = {}  # crew id -> the profile block last put in its system message
         self._lock = threading.RLock()
         _register_hooks(self)
 
@@ -224,6 +225,7 @@ class CrewAIMemory:
         # rebuilt for this kickoff (a message that already ends with it is left alone).
         profile = self.runtime.profile_text(session)
         messages = context.messages
+        crew_id = str(context.crew.id)
         index = next((i for i, m in enumerate(messages) if isinstance(m, dict) and m.get("role") == "system"), None)
         if profile:
             if index is None:
@@ -231,8 +233,15 @@ class CrewAIMemory:
                 index = 0
             else:
                 text = str(messages[index].get("content") or "")
+                with self._lock:
+                    previous = self._applied.get(crew_id)
+                if previous and previous != profile and text.endswith(previous):
+                    # a record was forgotten mid-kickoff: its erased block replaces the old one
+                    text = text[: -len(previous)].rstrip("\n")
                 if not text.endswith(profile):
                     messages[index] = {**messages[index], "content": f"{text}\n\n{profile}" if text else profile}
+            with self._lock:
+                self._applied[crew_id] = profile
         system_text = str(messages[index].get("content") or "") if index is not None else ""
         self.runtime.note_model_call(session, system_text, lambda: _tool_definitions(getattr(context.agent, "tools", None)))
 

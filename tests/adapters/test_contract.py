@@ -300,3 +300,18 @@ def test_the_ambient_profile_is_off_unless_enabled(framework, store):
     recorded = store.session_context("ses-1")
     assert recorded["ambient_enabled"] is False and recorded["profile_text"] is None
     assert recorded["system_text"] == harness.script.requests[0].system
+
+
+def test_forgetting_a_profile_record_takes_it_out_of_the_running_session(framework, store):
+    _stored_preferences(store)
+    french = store.store.scalar("SELECT id FROM records WHERE content = 'The user wants answers in French.'")
+    harness = make_harness(framework, store, ambient=True)
+    harness.user_turn("Forget that I want French.", [Call(("memory_forget", {"record_id": french, "reason": "asked"})),
+                                                      Say("Forgotten.")])
+    harness.user_turn("Hi.", [Say("Hello.")])
+    systems = [r.system for r in harness.script.requests]
+    assert "answers in French" in systems[0]
+    after = systems[1:]
+    assert len(set(after)) == 1, "after the forget the prefix is stable again"
+    assert "French" not in after[0] and "[forgotten]" in after[0] and after[0].count("About this user") == 1
+    assert "concise answers with code first" in after[0]
