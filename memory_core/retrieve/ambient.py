@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .. import display
 from ..policy.ambient import (
     AMBIENT, ATTRIBUTES, CANDIDATE, LIVE_STATUSES, AmbientStatus, ambient_status, category_of, owned_by, sort_key,
 )
@@ -58,6 +59,13 @@ class AmbientProfile:
     @property
     def tokens(self) -> int:
         return count_tokens(self.text) if self.text else 0
+
+    def _repr_html_(self) -> str:
+        return display.html(self)
+
+    def to_dataframe(self):
+        """The items as a pandas DataFrame (record, version, category, why ambient, text...)."""
+        return display.frame(self)
 
     def to_dict(self) -> dict[str, Any]:
         return {"items": [asdict(i) for i in self.items], "excluded": list(self.excluded), "limits": dict(self.limits),

@@ -232,3 +232,12 @@ def test_forgetting_a_record_erases_its_text_from_recorded_profiles(service, ass
     item = next(i for i in recorded["profile_items"] if i["record_id"] == ids[2])
     assert item["text"] == "[forgotten]"
     assert "concise" in recorded["profile_text"]  # the other items stay
+
+
+def test_a_profile_shows_itself_in_jupyter_with_its_text_escaped(service, assistant):
+    said(assistant, "Answer in <b>bold</b> French.", "The user wants answers in <b>French</b>.", "language")
+    profile = service.ambient_profile("assistant", "alice")
+    html = profile._repr_html_()
+    assert "&lt;b&gt;French&lt;/b&gt;" in html and "<b>French" not in html
+    frame = profile.to_dataframe()
+    assert list(frame["text"]) == ["The user wants answers in <b>French</b>."]
