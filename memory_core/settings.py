@@ -331,6 +331,19 @@ class AdapterSettings(_Section):
     )
 
 
+class AmbientSettings(_Section):
+    enabled: bool = Field(
+        False,
+        description="Put the user's ambient profile (stable, trusted or reviewed response-shaping preferences) in the "
+        "prompt prefix at session start, fixed for the session (docs/ambient.md). An adapter's own ambient argument wins.",
+    )
+    max_items: int = Field(8, ge=1, le=50, description="Most records an ambient profile holds.")
+    max_tokens: int = Field(
+        200, ge=20, le=2000,
+        description="Largest ambient profile, in estimated tokens (header included); items that do not fit are left out.",
+    )
+
+
 class Settings(BaseSettings):
     """All configuration for a memory service."""
 
@@ -344,6 +357,7 @@ class Settings(BaseSettings):
     ui: UISettings = Field(default_factory=UISettings, description="Admin app.")
     housekeeping: HousekeepingSettings = Field(default_factory=HousekeepingSettings, description="Erasure after forgets and log retention.")
     adapters: AdapterSettings = Field(default_factory=AdapterSettings, description="Framework adapters.")
+    ambient: AmbientSettings = Field(default_factory=AmbientSettings, description="The ambient profile in the prompt prefix.")
 
 
 class _DefaultsOnly(Settings):

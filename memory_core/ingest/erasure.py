@@ -43,6 +43,7 @@ class ErasurePlan:
     search_log: list[str] = field(default_factory=list)
     write_log: list[int] = field(default_factory=list)
     events: list[int] = field(default_factory=list)
+    session_contexts: list[str] = field(default_factory=list)  # sessions whose recorded prefix holds the text
     needles: list[str] = field(default_factory=list)  # internal: the memory's texts (redacted from transcripts)
     log_needles: list[str] = field(default_factory=list)  # internal: those plus summaries and entity names (from logs)
 
@@ -61,6 +62,7 @@ class ErasurePlan:
             "search_log_rows": self.search_log,
             "write_log_rows": self.write_log,
             "event_reasons_redacted": len(self.events),
+            "session_prefixes": self.session_contexts,
             "index": "FTS rows removed and the FTS index merged; vectors marked dead; WAL truncated",
         }
 
@@ -81,6 +83,8 @@ class ErasurePlan:
             lines.append(f"{len(self.write_log)} write-log row(s) redacted")
         if self.events:
             lines.append(f"{len(self.events)} audit-event reason(s) replaced by {MARKER}")
+        if self.session_contexts:
+            lines.append(f"{len(self.session_contexts)} recorded session prefix(es) (ambient profile): the text replaced by {MARKER}")
         return lines
 
 
@@ -238,6 +242,14 @@ def plan_erasure(conn: sqlite3.Connection, record: Record) -> ErasurePlan:
     known_events = set(plan.events)
     plan.events.extend(r["seq"] for r in _like_rows(conn, "SELECT seq, reason FROM events", ["reason"], log_needles)
                        if r["seq"] not in known_events and r["reason"] != REDACTED_REASON)
+    # Recorded prompt prefixes (ambient profiles, docs/ambient.md) that hold one of these records
+    # or repeat its text: what the model saw stays auditable, the forgotten words do not.
+    contexts = {r["session_id"] for r in _like_rows(conn, "SELECT session_id, profile_text, system_text FROM session_context",
+                                                    ["profile_text", "system_text"], needles)}
+    for record_id in ids:
+        contexts.update(r["session_id"] for r in conn.execute(
+            "SELECT session_id FROM session_context WHERE profile_items LIKE ?", (f'%"{record_id}"%',)))
+    plan.session_contexts = sorted(contexts)
     return plan
 
 
@@ -321,3 +333,21 @@ def apply_erasure(conn: sqlite3.Connection, plan: ErasurePlan, *, now: str) -> N
         conn.execute("UPDATE write_log SET candidate = ?, validation = ? WHERE seq = ?", (REDACTED_JSON, REDACTED_JSON, seq))
     for seq in plan.events:
         conn.execute("UPDATE events SET reason = ? WHERE seq = ?", (REDACTED_REASON, seq))
+    conn.execute(f"UPDATE ambient_decisions SET reason = ? WHERE record_id IN ({marks}) AND reason IS NOT NULL",
+                 [REDACTED_REASON, *ids])
+    for session_id in plan.session_contexts:
+        row = conn.execute("SELECT profile_text, system_text, profile_items FROM session_context WHERE session_id = ?",
+                           (session_id,)).fetchone()
+        items = loads(row["profile_items"], []) or []
+        texts = list(plan.needles) + [i.get("text") for i in items if i.get("record_id") in ids and i.get("text")]
+        for item in items:
+            if item.get("record_id") in ids or _contains_any(item.get("text"), plan.needles):
+                item["text"] = MARKER
+        item_patterns = [p for p in (_span_pattern(t) for t in texts) if p is not None]
+        redacted = []
+        for text in (row["profile_text"], row["system_text"]):
+            for pattern in item_patterns:
+                text = pattern.sub(MARKER, text) if text else text
+            redacted.append(text)
+        conn.execute("UPDATE session_context SET profile_text = ?, system_text = ?, profile_items = ? WHERE session_id = ?",
+                     (*redacted, dumps(items), session_id))
