@@ -133,10 +133,11 @@ class OfflineComparison:
             return False, "holds none of the gap's own terms (no lexical agreement)"
         anchor = candidate.gap.anchor
         if anchor and not has_stem(words(candidate.content), (anchor,)):
-            return False, f"is not about {anchor!r}, the thing the turn asks about"
+            return False, "is not about the thing the turn asks about (the gap's anchor word is missing)"
         if cosine < self.min_cosine:
             return False, f"cosine {cosine:.3f} to the gap is below {self.min_cosine} (no dense agreement)"
         if already_said(candidate.content, conversation, names):
             return False, "the conversation already says this (the draft has it)"
-        return True, (f"fills gap {candidate.gap.topic!r}: gate accepted it, holds {', '.join(held[:3])}, "
-                      f"cosine {cosine:.3f} >= {self.min_cosine}, not in the conversation")
+        # the reason names counts, not the record's words: it is logged, and a forget must not miss it
+        return True, (f"fills gap {candidate.gap.topic!r}: gate accepted it on its own signal, holds {len(held)} of the "
+                      f"gap's terms, cosine {cosine:.3f} >= {self.min_cosine}, not in the conversation")
