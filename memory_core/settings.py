@@ -351,7 +351,8 @@ class HostMemorySettings(_Section):
         0.30, ge=-1.0, le=1.0,
         description="Offline rules: a candidate is admitted only if its cosine to the gap query is at least this "
         "(dense agreement), besides passing the search gate and holding one of the gap's own terms (lexical agreement). "
-        "Chosen on the fitness bundle's tune split for the packaged MiniLM (docs/host-memory.md).",
+        "A backstop under the gate's own floors: it did not bind on the fitness bundle with the packaged MiniLM "
+        "(docs/host-memory.md).",
     )
     context_turns: int = Field(
         6, ge=0, le=100,
