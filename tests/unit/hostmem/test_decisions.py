@@ -127,3 +127,16 @@ def test_a_project_session_issues_only_its_project(clock):
     scopes = issuable_scopes("assistant", "alice", "apollo")
     assert scopes == ("project:apollo",)
     assert "shared project session" in hard_check(_cand(scope="user:alice"), scopes=scopes, now=clock.now())
+
+
+def test_decisions_are_pruned_with_the_search_log(service, world, clock):
+    from datetime import timedelta
+
+    from memory_core.store.retention import prune_logs
+
+    session, _ = turn(service, "Can you suggest something I could cook for dinner tonight?")
+    keep = service.settings.housekeeping
+    report = prune_logs(service.store, keep, clock.now() + timedelta(days=keep.search_log_max_age_days - 1))
+    assert report.deleted["host_memory_decisions (age)"] == 0 and len(decisions_for(service, session.id)) == 1
+    report = prune_logs(service.store, keep, clock.now() + timedelta(days=keep.search_log_max_age_days + 1))
+    assert report.deleted["host_memory_decisions (age)"] == 1 and decisions_for(service, session.id) == []
