@@ -123,6 +123,8 @@ class HostMemory:
         if gaps:
             decision.reason = (f"{reason}; {len(candidates)} candidate(s), {len(admitted)} admitted"
                                + ("" if admitted else ": nothing improves the draft"))
+        if decision.notes:
+            decision.reason += "; " + "; ".join(decision.notes)
         if admitted:
             decision.result = self._result(decision, admitted, items)
             decision.message = tool_result_text(decision.result)

@@ -333,10 +333,13 @@ def apply_erasure(conn: sqlite3.Connection, plan: ErasurePlan, *, now: str) -> N
     for seq in plan.events:
         conn.execute("UPDATE events SET reason = ? WHERE seq = ?", (REDACTED_REASON, seq))
     for decision_id in plan.host_memory:
-        row = conn.execute("SELECT gaps, message FROM host_memory_decisions WHERE id = ?", (decision_id,)).fetchone()
+        row = conn.execute("SELECT gaps, candidates, message FROM host_memory_decisions WHERE id = ?", (decision_id,)).fetchone()
         message = row["message"]
         if message is not None:
             # the same one-line JSON the model read, with every string repeating the text replaced
             message = json.dumps(_scrub(loads(message, {}), log_needles, set(ids)), ensure_ascii=False, default=str)
-        conn.execute("UPDATE host_memory_decisions SET gaps = ?, message = ? WHERE id = ?",
-                     (dumps(_scrub(loads(row["gaps"], []), log_needles, set(ids))), message, decision_id))
+        # a model's verdict on a forgotten record may paraphrase it: its reason goes whole
+        candidates = [{**c, "reason": MARKER} if isinstance(c, dict) and c.get("record_id") in ids else c
+                      for c in _scrub(loads(row["candidates"], []), log_needles, set(ids))]
+        conn.execute("UPDATE host_memory_decisions SET gaps = ?, candidates = ?, message = ? WHERE id = ?",
+                     (dumps(_scrub(loads(row["gaps"], []), log_needles, set(ids))), dumps(candidates), message, decision_id))

@@ -94,6 +94,8 @@ def test_forgetting_an_issued_record_redacts_the_logged_message(service, world):
     (row,) = decisions_for(service, session.id)
     assert "eats no meat" not in row["message"] and "[forgotten]" in row["message"]
     assert json.loads(row["message"])["ok"] is True
+    (forgotten,) = [c for c in row["candidates"] if c["record_id"] == world["alice_diet"]]
+    assert forgotten["reason"] == "[forgotten]" and row["admitted_ids"] == [world["alice_diet"]]
 
 
 def _cand(**over):
