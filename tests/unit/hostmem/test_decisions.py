@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from memory_core.clock import format_ts
+from memory_core.clock import format_ts, parse_ts
 from memory_core.hostmem import HostMemory, decisions_for
 from memory_core.hostmem.admission import Candidate, hard_check, issuable_scopes
 from memory_core.hostmem.gaps import Gap
@@ -142,3 +142,25 @@ def test_decisions_are_pruned_with_the_search_log(service, world, clock):
     assert report.deleted["host_memory_decisions (age)"] == 0 and len(decisions_for(service, session.id)) == 1
     report = prune_logs(service.store, keep, clock.now() + timedelta(days=keep.search_log_max_age_days + 1))
     assert report.deleted["host_memory_decisions (age)"] == 1 and decisions_for(service, session.id) == []
+
+
+def test_expired_and_out_of_date_records_are_never_issued(tmp_path):
+    from memory_core.clock import FixedClock
+    from memory_core.hostmem.bundle import build_world, load_bundle
+    from memory_core.service import MemoryService
+    from memory_core.settings import default_settings
+    from tests.fakes import HashingEmbedder
+
+    bundle = load_bundle()
+    with MemoryService.open(tmp_path / "w.sqlite", default_settings(), clock=FixedClock(bundle.start),
+                            embedder=HashingEmbedder()) as svc:
+        ids = build_world(svc, bundle)
+        assert svc.record(ids["alice_move_guess"]).status == "expired"
+        assert parse_ts(svc.record(ids["alice_tokyo"]).valid_until) < svc.clock.now()
+        for text in ("Is there a pharmacy near me?", "Find me a coworking space nearby where I live now.",
+                     "I may be moving; help me find a flat near me.", "Where am I staying for work? Find a gym near me."):
+            _, decision = turn(svc, text)
+            assert not {ids["alice_move_guess"], ids["alice_tokyo"]} & set(decision.admitted_ids), text
+            for cand in decision.candidates:
+                if cand.record_id == ids["alice_tokyo"]:
+                    assert "not valid now" in cand.reason
