@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import IdentityError, InvalidInputError
+from ..hostmem import open_host_memory
 from .identity import Identity
 from .modes import SEARCH_TOOL, TriggerMode, check_trigger_mode, host_searches, model_searches
 from .policy import memory_policy
@@ -88,6 +89,8 @@ class MemoryRuntime:
         self._open: dict[str, "Session"] = {}
         self._viewed: set[str] = set()  # sessions whose first model call is recorded (this process)
         self._lock = threading.RLock()
+        # hybrid with host_memory.enabled: refused here, at construction, without a passing fitness result
+        self.host_memory = open_host_memory(service, self.trigger_mode)
 
     # -- prompt prefix and tools ----------------------------------------------------------------
 
@@ -213,12 +216,18 @@ class MemoryRuntime:
 
     def host_search(self, session: "Session", user_text: str) -> dict[str, Any] | None:
         """The host's search for one user turn (auto and hybrid modes): the memory_search result
-        when it has results, else None (nothing is appended for an empty or failed search)."""
+        when it has results, else None (nothing is appended for an empty or failed search).
+
+        In hybrid mode with host-issued memory on, the turn's gaps are searched instead of the
+        message, and only records that improve on a draft without them come back (logged in
+        ``host_memory_decisions``; docs/host-memory.md)."""
         if not host_searches(self.trigger_mode) or not isinstance(user_text, str):
             return None
         query = user_text.strip()[: self.service.settings.retrieval.max_query_chars]
         if not query:
             return None
+        if self.host_memory is not None:
+            return self.host_memory.decide(session, user_text).result
         result = session.call_tool(SEARCH_TOOL, {"query": query}, origin="host")
         if result.get("ok") and result.get("results"):
             return result

@@ -11,7 +11,7 @@ import sqlite3
 from collections.abc import Callable
 
 from ..errors import MigrationError
-from . import migrations_ambient, migrations_hardening
+from . import migrations_ambient, migrations_hardening, migrations_hostmem
 
 Migration = Callable[[sqlite3.Connection], None]
 MIGRATIONS: dict[int, tuple[str, Migration]] = {}
@@ -441,3 +441,5 @@ migration(61, "tombstones hold no attribute or subject; FTS rows name only same-
 migration(90, "search origin: model, host, admin or eval")(migrations_ambient.search_origin)
 migration(91, "ambient profile decisions per record lineage")(migrations_ambient.ambient_decisions)
 migration(92, "session context: the prompt prefix as the model received it")(migrations_ambient.session_context)
+# Host-issued conditional memory (issue 15): decisions per user turn and recorded fitness results.
+migration(95, "host-issued memory decisions and fitness results")(migrations_hostmem.host_memory_tables)
