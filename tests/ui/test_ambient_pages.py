@@ -14,16 +14,9 @@ from tests.ui.conftest import frames_with, service_for, shown_text
 from tests.ui.store_builder import NOW
 
 MARKUP = "Answer in **French** <img src=x onerror=alert(1)> please"
-HOST_DDL = """
-CREATE TABLE host_memory_decisions (
-  id TEXT PRIMARY KEY, session_id TEXT NOT NULL REFERENCES sessions(id), turn INTEGER NOT NULL,
-  at TEXT NOT NULL, gaps TEXT NOT NULL DEFAULT '[]', search_ids TEXT NOT NULL DEFAULT '[]',
-  candidates TEXT NOT NULL DEFAULT '[]', admitted_ids TEXT NOT NULL DEFAULT '[]',
-  decider TEXT NOT NULL, reason TEXT NOT NULL, message TEXT)
-"""
 
 
-def build_ambient_session(path, *, host_table: bool) -> dict[str, str]:
+def build_ambient_session(path, *, host_decision: bool) -> dict[str, str]:
     """An adapter-opened session with an ambient profile, a host search and a model search."""
     clock = FixedClock(NOW)
     out: dict[str, str] = {}
@@ -51,8 +44,7 @@ def build_ambient_session(path, *, host_table: bool) -> dict[str, str]:
         out["model_search"] = session.call_tool("memory_search", {"query": "answer style detailed"})["search_id"]
         clock.advance(seconds=1)
         runtime.record_turn(session, "assistant", "Detailed, with examples.")
-        if host_table:
-            service.store.conn.execute(HOST_DDL)
+        if host_decision:
             service.store.conn.execute(
                 "INSERT INTO host_memory_decisions VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                 ("hmd_1", "ses_ctx", 0, NOW, json.dumps(["preferred answer length"]), json.dumps([out["host_search"]]),
@@ -65,13 +57,13 @@ def build_ambient_session(path, *, host_table: bool) -> dict[str, str]:
 @pytest.fixture
 def ctx_store(ui_store):
     path, ids = ui_store
-    return path, {**ids, **build_ambient_session(path, host_table=False)}
+    return path, {**ids, **build_ambient_session(path, host_decision=False)}
 
 
 @pytest.fixture
 def ctx_store_with_decisions(ui_store):
     path, ids = ui_store
-    return path, {**ids, **build_ambient_session(path, host_table=True)}
+    return path, {**ids, **build_ambient_session(path, host_decision=True)}
 
 
 def open_context(at, session_id):
@@ -97,7 +89,7 @@ def test_the_context_view_shows_the_recorded_prefix_and_each_memory(open_page, c
     text = shown_text(at)
     assert any("the host's search" in t and "received by the model" in t for t in text)
     assert any("the model's own memory_search" in t for t in text)
-    assert any("no host-issued memory table" in t for t in text)
+    assert any("Host decisions are shown with their candidates" in t for t in text)  # migration 95 made the table
     links = page_links(at)
     targets = [(link.page, link.query_string) for link in links]
     assert any(f"search={ids['host_search']}" in q for _, q in targets)
