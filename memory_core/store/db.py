@@ -257,7 +257,51 @@ COMPRESSED_JSON = b"Z1"  # prefix of a zlib-compressed JSON column (search_log.t
 
 def dumps_compressed(value: Any) -> bytes:
     """Compact JSON, zlib-compressed, for large repetitive columns; :func:`loads` reads it back."""
-    return COMPRESSED_JSON + zlib.compress(dumps(value).encode(), 1)
+    return COMPRESSED_JSON + zlib.compress(_fast_json(value), 1)
+
+
+def _as_json_would(value: Any) -> Any:
+    # orjson hands these to us (the passthrough options); give back what json.dumps(default=str)
+    # writes for them, so both encoders store the same values.
+    if isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, dict):
+        return dict(value)
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    return str(value)
+
+
+def _fast_json(value: Any) -> bytes:
+    """UTF-8 compact JSON of ``value`` with the values :func:`dumps` writes.
+
+    The search log's trace is about 30 KB of JSON per search; orjson encodes it in a tenth of the
+    standard library's time (0.03 vs 0.33 ms at 1K records). It may spell a float differently
+    (``0.00001`` for ``1e-05``: the same number when read back) and writes NaN as null; anything it
+    refuses (an integer beyond 64 bits) goes through the standard encoder.
+    """
+    if _orjson is not None:
+        try:
+            return _orjson.dumps(value, default=_as_json_would, option=_ORJSON_OPTIONS)
+        except TypeError:
+            pass
+    return dumps(value).encode()
+
+
+try:  # an optional speed-up (requirements.txt installs it); the standard encoder otherwise
+    import orjson as _orjson
+
+    _ORJSON_OPTIONS = (_orjson.OPT_NON_STR_KEYS | _orjson.OPT_PASSTHROUGH_SUBCLASS | _orjson.OPT_PASSTHROUGH_DATETIME
+                       | _orjson.OPT_PASSTHROUGH_DATACLASS)
+except ImportError:  # pragma: no cover - depends on the environment
+    _orjson = None
+    _ORJSON_OPTIONS = 0
 
 
 def loads(value: str | bytes | None, default: Any = None) -> Any:
