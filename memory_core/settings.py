@@ -235,6 +235,12 @@ class RetrievalSettings(_Section):
         32, ge=1, le=65_536,
         description="Approximate index: inverted lists scanned per query (more is slower and closer to exact).",
     )
+    ann_persist: bool = Field(
+        True,
+        description="Keep the approximate index in a file next to the store (<store>.ivf) so an open loads it and "
+        "applies the changes since, instead of training it again (about a minute at 1M rows). The file is keyed by the "
+        "embedder's model and version and the store's change feed, checksummed, and removed when a record is forgotten.",
+    )
 
 
 class ExtractionSettings(_Section):
