@@ -255,8 +255,11 @@ def collapse_near_duplicates(
     # call costs more in thread wake-ups (badly so on a busy machine) than the arithmetic.
     gram = np.einsum("ij,kj->ik", vectors, vectors)
     close = gram >= threshold
+    # Only a row close to some earlier row can be absorbed; the rest (almost all) are kept without
+    # looking at the kept list.
+    suspect = np.triu(close, 1).any(axis=0).tolist()
     for i, key in enumerate(keys):
-        if kept_rows and close[i, kept_rows].any():
+        if suspect[i] and kept_rows and close[i, kept_rows].any():
             sims = gram[i, kept_rows]
             j = int(np.argmax(sims))
             absorbed[key] = (kept[j], float(sims[j]))
