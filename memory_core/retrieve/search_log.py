@@ -4,7 +4,7 @@ A row holds the request, the retrieval settings (by content hash: the settings t
 stored once in ``search_settings``) and embedder in force, the readable scopes with their
 reasons, every stage's trace (ids, ranks, scores, decisions and reasons), the result
 explanations, the response explanation and per-stage latency. The row is inserted once, with its
-final timings, and its trace is zlib-compressed JSON (:func:`decode_row` reads every column back;
+final timings, and its trace is compressed JSON (:func:`decode_row` reads every column back;
 ``generators`` lists are derived from the stage outputs rather than stored twice). It holds no record text: results
 are rebuilt by id from the store, so a forgotten record shows as deleted and its text is gone
 from the log too.

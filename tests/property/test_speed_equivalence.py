@@ -79,3 +79,12 @@ def test_collapse_matches_the_plain_greedy_walk(n, dim, threshold, seed):
     ref_kept, ref_absorbed = _reference_collapse(keys, vectors, threshold)
     assert kept == ref_kept
     assert {k: v[0] for k, v in absorbed.items()} == {k: v[0] for k, v in ref_absorbed.items()}
+
+
+def test_rows_written_with_zlib_are_still_read():
+    value = {"stages": [{"name": "dense", "outputs": {"candidates": [{"id": "mem_1", "cosine": 0.5}]}}], "é": "ü"}
+    import zlib
+
+    old_row = b"Z1" + zlib.compress(dumps(value).encode(), 1)
+    assert loads(old_row) == value
+    assert dumps_compressed(value).startswith(b"L4") and loads(dumps_compressed(value)) == value
