@@ -56,6 +56,13 @@ class EmbedderSettings(_Section):
         1, ge=1, le=64,
         description="ONNX Runtime intra-op threads per embedding call (1 suits a small shared machine, as for torch_threads).",
     )
+    onnx_precision: Literal["fp32", "int8"] = Field(
+        "fp32",
+        description="Weights of the MiniLM ONNX model: fp32 (the same vectors as torch) or int8 (dynamically quantised "
+        "from the fp32 file on first use: a faster forward pass, different vectors, so another model version "
+        "(<version>-int8) that needs `agent-memory reembed` to switch a store; see benchmarks/README.md for its "
+        "measured retrieval quality). int8 needs the onnx runtime.",
+    )
 
 
 class WriteSettings(_Section):
