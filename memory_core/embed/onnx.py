@@ -61,7 +61,10 @@ class OnnxMiniLMEmbedder:
             raise EmbedderUnavailableError(f"unknown ONNX precision {precision!r} (fp32 or int8)")
         self.precision = precision
         self._session = OnnxSession(self.onnx_path, path, max_seq_length, threads=threads)
-        self.batch_size = batch_size
+        # int8 quantises activations with one scale per call, so a text's vector would depend on
+        # the texts batched with it (cosine 0.97-0.997 to its vector alone); one text per call
+        # keeps every text's vector the same however it is embedded.
+        self.batch_size = 1 if precision == "int8" else batch_size
         self.dim = int(self._session.embed(["probe"]).shape[1])
 
     def embed(self, texts: list[str]) -> np.ndarray:

@@ -7,6 +7,10 @@ version (``<version>-int8``): a store embedded with fp32 refuses to open with it
 fp32 file on first use (never downloaded), cached beside it with a sidecar, and checked to stay
 close to the fp32 vectors (:data:`MIN_COSINE_TO_FP32`: a broken quantisation gives unrelated
 vectors). Whether it retrieves as well is a separate, measured question (benchmarks/README.md).
+
+Dynamic quantisation picks the activations' scale per call, over every text in a batch, so the
+embedder runs it one text per call (``OnnxMiniLMEmbedder``): otherwise a record written alone and
+the same record re-embedded in a batch would get different vectors.
 """
 
 from __future__ import annotations
