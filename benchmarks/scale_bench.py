@@ -160,7 +160,7 @@ def markdown(results: dict) -> str:
         how = ("loaded from the saved file" if ivf.get("from_file") else
                f"trained{', saved in ' + str(ivf['save_s']) + ' s' if ivf.get('save_s') is not None else ''}")
         rows.append([f"{run['records']:,}", run["mode"] + (f" (nprobe {run['nprobe']}, {ivf.get('nlist')} lists)"
-                                                          if run["mode"] != "exact" else ""),
+                                                          if not run["mode"].startswith("exact") else ""),
                      f"{run['load_average'][0]} / {run['load_average'][1]}", run["total_ms"]["p50"], run["total_ms"]["p95"],
                      st["dense"].get("p50"), st["query_embedding"].get("p50"), st["lexical"].get("p50"),
                      f"{run['dense_exact_ms']['p50']} / {run['dense_backend_ms']['p50']}", run["recall_at_10_vs_exact"],
