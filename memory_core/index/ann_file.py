@@ -87,6 +87,7 @@ class AnnFile:
         header = {**self.identity, "format": FORMAT, "records_version": int(version), "rows": int(seqs.size),
                   "index_bytes": int(body.size), "crc32": crc}
         head = json.dumps(header, sort_keys=True).encode()
+        self._remove_abandoned()
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         try:
             with open(tmp, "wb") as out:
@@ -112,6 +113,18 @@ class AnnFile:
             self.discard(why)
             return
         self.last_event = {"saved": True, "rows": int(seqs.size), "bytes": self.path.stat().st_size}
+
+    def _remove_abandoned(self) -> None:
+        """Delete temporary files of writers that died mid-write (killed, say): each is named by its
+        writer's pid, and one whose process is gone will never be renamed into place."""
+        for stale in self.path.parent.glob(f".{self.path.name}.*.tmp"):
+            try:
+                pid = int(stale.name.rsplit(".", 2)[-2])
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                stale.unlink(missing_ok=True)
+            except (ValueError, PermissionError, OSError):
+                continue  # not ours to judge (a live process of another user, or a foreign name)
 
     def discard(self, why: str) -> None:
         """Remove the file (stale, corrupt, or holding a forgotten record's vector)."""

@@ -41,6 +41,7 @@ class VectorIndex:
         self._lock = threading.RLock()
         self.version = 0
         self.ann_file: AnnFile | None = None
+        self._save_ann = False
         self._reset()
 
     def keep_ann_file(self, identity: dict, *, save: bool = True) -> None:
@@ -58,7 +59,7 @@ class VectorIndex:
         self._attach()
 
     def _attach(self) -> None:
-        if self.ann_file is not None and getattr(self, "_save_ann", False) and hasattr(self.backend, "persistence"):
+        if self.ann_file is not None and self._save_ann and hasattr(self.backend, "persistence"):
             self.backend.persistence = self.ann_file
             self.backend.rows_version = lambda: self.version
 

@@ -217,3 +217,44 @@ def test_save_is_atomic_and_leaves_no_temporary_file(built, clock):
         again = ann.load()
         assert np.array_equal(again.seqs, loaded.seqs) and again.header == loaded.header
     assert not list(path.parent.glob(".*.tmp"))
+
+
+def _save_forever(path: str, started) -> None:
+    """Child process: open the store and rewrite its index file in a loop until killed."""
+    from memory_core import FixedClock
+
+    service = MemoryService.open(path, settings_for(), clock=FixedClock("2026-03-05T10:00:00Z"), embedder=HashingEmbedder())
+    service.index.backend.wait_until_built(120)
+    ann = service.index.ann_file
+    loaded = ann.load()
+    started.set()
+    while True:
+        ann.save(loaded.index, loaded.seqs, loaded.header["records_version"])
+
+
+def test_a_writer_killed_mid_save_leaves_a_valid_file_and_its_temporary_file_is_cleaned_up(built, clock):
+    import multiprocessing
+    import os
+    import random
+    import signal
+    import time
+
+    path, answers = built
+    ivf = path.with_name(path.name + ".ivf")
+    context = multiprocessing.get_context("spawn")
+    for _ in range(3):
+        started = context.Event()
+        child = context.Process(target=_save_forever, args=(str(path), started))
+        child.start()
+        assert started.wait(120)
+        time.sleep(random.uniform(0.0, 0.05))
+        os.kill(child.pid, signal.SIGKILL)
+        child.join()
+        assert AnnFile(ivf, {}, lambda v: None).load() is not None  # the old file or a whole new one, never half
+    with open_service(path, clock) as service:
+        info = ready(service)
+        assert info["from_file"] is True
+        assert searches(service) == answers
+        loaded = service.index.ann_file.load()
+        service.index.ann_file.save(loaded.index, loaded.seqs, loaded.header["records_version"])
+    assert not list(path.parent.glob(".*.tmp"))  # what the killed writers left was removed
