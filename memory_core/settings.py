@@ -56,6 +56,13 @@ class EmbedderSettings(_Section):
         1, ge=1, le=64,
         description="ONNX Runtime intra-op threads per embedding call (1 suits a small shared machine, as for torch_threads).",
     )
+    onnx_precision: Literal["fp32", "int8"] = Field(
+        "fp32",
+        description="Weights of the MiniLM ONNX model: fp32 (the same vectors as torch) or int8 (dynamically quantised "
+        "from the fp32 file on first use: a faster forward pass, different vectors, so another model version "
+        "(<version>-int8) that needs `agent-memory reembed` to switch a store; see benchmarks/README.md for its "
+        "measured retrieval quality). int8 needs the onnx runtime.",
+    )
 
 
 class WriteSettings(_Section):
@@ -234,6 +241,12 @@ class RetrievalSettings(_Section):
     ann_nprobe: int = Field(
         32, ge=1, le=65_536,
         description="Approximate index: inverted lists scanned per query (more is slower and closer to exact).",
+    )
+    ann_persist: bool = Field(
+        True,
+        description="Keep the approximate index in a file next to the store (<store>.ivf) so an open loads it and "
+        "applies the changes since, instead of training it again (about a minute at 1M rows). The file is keyed by the "
+        "embedder's model and version and the store's change feed, checksummed, and removed when a record is forgotten.",
     )
 
 

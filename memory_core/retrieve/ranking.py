@@ -355,10 +355,17 @@ class BudgetStage:
     def run(self, ctx: SearchContext) -> SearchContext:
         s = ctx.settings
         budget, limit, overhead = s.token_budget, ctx.request.limit, s.token_overhead_per_result
-        costs = [count_tokens(c.content or "") + overhead for c in ctx.ranking]
-        decisions = fit_budget(costs, budget, limit)
+        costs: list[int] = []  # counted lazily: candidates past the limit need no token count
+
+        def counted():
+            for cand in ctx.ranking:
+                costs.append(count_tokens(cand.content or "") + overhead)
+                yield costs[-1]
+
+        decisions = fit_budget(counted(), budget, limit, len(ctx.ranking))
         kept: list[Candidate] = []
-        for cand, cost, (decision, used) in zip(ctx.ranking, costs, decisions):
+        for i, (cand, (decision, used)) in enumerate(zip(ctx.ranking, decisions)):
+            cost = costs[i] if i < len(costs) else None
             if decision == "keep":
                 cand.tokens = cost
                 cand.budget = f"fits: {used} of {budget} tokens used after it"
@@ -384,6 +391,6 @@ class BudgetStage:
         ctx.ranking = kept
         ctx.results = list(kept)
         ctx.budget_used = sum(c.tokens or 0 for c in kept)
-        ctx.io(inputs={"candidates": len(costs), "budget": budget, "limit": limit, "overhead_per_result": overhead},
+        ctx.io(inputs={"candidates": len(decisions), "budget": budget, "limit": limit, "overhead_per_result": overhead},
                outputs={"kept": [{"id": c.record_id, "tokens": c.tokens} for c in kept], "used": ctx.budget_used})
         return ctx

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -255,8 +255,11 @@ def collapse_near_duplicates(
     # call costs more in thread wake-ups (badly so on a busy machine) than the arithmetic.
     gram = np.einsum("ij,kj->ik", vectors, vectors)
     close = gram >= threshold
+    # Only a row close to some earlier row can be absorbed; the rest (almost all) are kept without
+    # looking at the kept list.
+    suspect = np.triu(close, 1).any(axis=0).tolist()
     for i, key in enumerate(keys):
-        if kept_rows and close[i, kept_rows].any():
+        if suspect[i] and kept_rows and close[i, kept_rows].any():
             sims = gram[i, kept_rows]
             j = int(np.argmax(sims))
             absorbed[key] = (kept[j], float(sims[j]))
@@ -302,20 +305,25 @@ def truncate_to_tokens(text: str, max_tokens: int) -> str:
     return text[:end].rstrip() + "…"
 
 
-def fit_budget(costs: Sequence[int], budget: int, limit: int) -> list[tuple[str, int]]:
+def fit_budget(costs: Iterable[int], budget: int, limit: int, count: int | None = None) -> list[tuple[str, int]]:
     """Decide, in rank order, which items fit: ``(decision, tokens used after it)`` per item.
 
     Decisions: ``"keep"``; ``"truncate"`` (only the first item, when it alone exceeds the budget:
     it is cut to the budget rather than returning nothing); ``"over_budget"`` (skipped, later
     smaller items may still fit); ``"over_limit"`` (the result count is already ``limit``).
+    ``costs`` may be a lazy iterable of ``count`` items: no cost is read once ``limit`` items are
+    kept (the rest are over the limit whatever they cost).
     """
+    if count is None:
+        costs = list(costs)
+        count = len(costs)
     out: list[tuple[str, int]] = []
     used = 0
     kept = 0
-    for cost in costs:
-        if kept >= limit:
-            out.append(("over_limit", used))
-        elif used + cost <= budget:
+    items = iter(costs)
+    while kept < limit and len(out) < count:
+        cost = next(items)
+        if used + cost <= budget:
             used += cost
             kept += 1
             out.append(("keep", used))
@@ -325,4 +333,5 @@ def fit_budget(costs: Sequence[int], budget: int, limit: int) -> list[tuple[str,
             out.append(("truncate", used))
         else:
             out.append(("over_budget", used))
+    out.extend([("over_limit", used)] * (count - len(out)))
     return out
