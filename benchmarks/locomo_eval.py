@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     folds = folds_of(conversations)
     shipped_settings = service.settings.retrieval
     try:
-        open_settings = shipped_settings.model_copy(update={"cosine_floor": -1.0, "name_rest_cosine": -1.0, "freshness_weight": 0.0})
+        open_settings = shipped_settings.model_copy(update={"cosine_floor": -1.0, "name_rest_cosine": -1.0, "name_model_floor": -1.0, "freshness_weight": 0.0})
         open_run = ask_all(store, conversations, settings=open_settings, label="open")
         questions = abl.logged_questions(store, conversations, open_run)
         covers = {c.sample_id: ingests[c.sample_id].covers for c in conversations}

@@ -38,9 +38,10 @@ from .metrics import auc, frange
 
 FLOOR_NAMES = ("cosine_floor", "cosine_floor_unknown_name", "lexical_floor", "entity_support_cosine", "entity_support_lexical")
 REST_NAMES = ("name_rest_cosine", "name_rest_lexical")  # the known-name rule, swept second (``sweep_rest``)
-ALL_FLOORS = FLOOR_NAMES + REST_NAMES
+MODEL_NAMES = ("name_model_floor", "name_model_weights")  # the known-name model, fitted third (name_model_fit)
+ALL_FLOORS = FLOOR_NAMES + REST_NAMES + MODEL_NAMES
 DISABLED = math.inf
-REST_OFF = {"name_rest_cosine": -1.0, "name_rest_lexical": 1.0}
+REST_OFF = {"name_rest_cosine": -1.0, "name_rest_lexical": 1.0, "name_model_floor": -1.0, "name_model_weights": None}
 GRID = {
     "cosine_floor": frange(0.34, 0.56, 0.01),
     "cosine_floor_unknown_name": [*frange(0.45, 0.70, 0.05), DISABLED],
@@ -69,6 +70,7 @@ class GateFeatures:
     known_name: bool = False  # the query names an entity the readable records know
     rest_cosine: float | None = None  # best cosine of the name-stripped query (known_name only)
     rest_lexical: float | None = None  # best lexical score on the words other than the names (known_name only)
+    rest_both: float | None = None  # best rest cosine + 0.5 x lexical score of one candidate (known_name only)
 
     @property
     def kind(self) -> str:
@@ -93,8 +95,15 @@ def passes(f: GateFeatures, floors: dict) -> bool:
 
 def rest_supported(f: GateFeatures, floors: dict) -> bool:
     """The known-name rule: a query naming a known entity needs support for the rest of it."""
+    if not f.known_name:
+        return True
+    if floors.get("name_model_floor", -1.0) > -1.0:
+        from ..retrieve.gate_model import probability
+
+        values = (f.rest_cosine, f.rest_lexical, f.rest_both, f.cosine, f.lexical)
+        return probability(floors["name_model_weights"], values) >= floors["name_model_floor"]
     cos_floor = floors.get("name_rest_cosine", -1.0)
-    if not f.known_name or cos_floor <= -1.0:
+    if cos_floor <= -1.0:
         return True
     return ((f.rest_cosine is not None and f.rest_cosine >= cos_floor)
             or (f.rest_lexical is not None and f.rest_lexical >= floors.get("name_rest_lexical", 1.0)))
@@ -238,7 +247,16 @@ def calibrate(features: list[GateFeatures], folds: list[set[str]], *, guards: li
         floors = {name: pick[name] for name in FLOOR_NAMES}
         pick = recommend_rest(sweep_rest(train, guards, floors), max_false_empty) | {
             "met_false_empty_target": pick["met_false_empty_target"], "max_false_empty": max_false_empty}
-        floors = {name: pick[name] for name in ALL_FLOORS}
+        rule = {name: pick[name] for name in FLOOR_NAMES + REST_NAMES}
+        # Step 5c: the known-name model replaces the two-floor rule (which stays in the report).
+        from . import name_model_fit
+
+        weights = name_model_fit.fit(train)
+        model = name_model_fit.recommend_floor(name_model_fit.sweep_floor(train, guards, {**rule, **REST_OFF}, weights),
+                                               max_false_empty)
+        floors = {**rule, "name_model_floor": model["name_model_floor"], "name_model_weights": weights}
+        pick = model | {"met_false_empty_target": pick["met_false_empty_target"], "max_false_empty": max_false_empty,
+                        "rule": {"floors": rule, "train": outcome(train, rule), "held_out": outcome(test, rule) if test else None}}
         report["folds"].append({"train": sorted(folds[k]), "floors": floors, "train_outcome": pick,
                                 "held_out": outcome(test, floors) if test else None, "guards": guard_errors(guards, floors)})
     report["recommended"] = report["folds"][0]["floors"] if report["folds"] else None
@@ -250,4 +268,4 @@ def features_from_gate(qid: str, answerable: bool, outputs: dict, source: str) -
     return GateFeatures(qid, answerable, outputs.get("best_cosine"), outputs.get("best_lexical"),
                         outputs.get("best_entity_cosine"), outputs.get("best_entity_rest_lexical"), source,
                         bool(outputs.get("unknown_names")), bool(outputs.get("known_names")),
-                        outputs.get("best_rest_cosine"), outputs.get("best_rest_lexical"))
+                        outputs.get("best_rest_cosine"), outputs.get("best_rest_lexical"), outputs.get("best_rest_both"))

@@ -1,0 +1,102 @@
+"""Fitting the known-name model (:mod:`memory_core.retrieve.gate_model`) on one half of LoCoMo.
+
+The samples are the labelled queries that name a known entity with a full entity list (LoCoMo's
+answerable questions, which name a speaker, and its named off-topic questions); the features are
+what the open pass's gate stage logged for them. The fit is a plain L2-regularised logistic
+regression (Newton steps on standardised features, numpy only), turned back into weights on the
+raw features so the pipeline needs no scaler. Its floor is then chosen like every other gate
+constant: the highest correct-empty whose false-empty on the training half, with the five floors
+already fixed, stays within ``max_false_empty`` (docs/calibration.md, step 5c).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..retrieve import gate_model
+from .gate_calibration import GateFeatures, guard_errors, outcome
+from .metrics import frange
+
+L2 = 1.0  # on standardised features: enough to keep the five correlated weights stable between halves
+FLOOR_GRID = [-1.0, *frange(0.01, 0.95, 0.0025)]  # -1: the model off; fine steps, as probabilities bunch near the floor
+
+
+def model_values(f: GateFeatures) -> tuple[float | None, ...]:
+    """A logged query's features, in ``gate_model.FEATURES`` order."""
+    return (f.rest_cosine, f.rest_lexical, f.rest_both, f.cosine, f.lexical)
+
+
+def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = L2, steps: int = 50) -> list[float]:
+    """Bias and weights (on the raw features) of an L2-regularised logistic regression."""
+    mean, scale = x.mean(axis=0), x.std(axis=0)
+    scale = np.where(scale > 1e-9, scale, 1.0)
+    design = np.hstack([np.ones((len(x), 1)), (x - mean) / scale])
+    w = np.zeros(design.shape[1])
+    penalty = np.diag([0.0, *([l2] * x.shape[1])])  # the bias is not shrunk
+    for _ in range(steps):
+        p = 1.0 / (1.0 + np.exp(-design @ w))
+        grad = design.T @ (p - y) + penalty @ w
+        hess = design.T @ (design * (p * (1 - p))[:, None]) + penalty
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if np.abs(step).max() < 1e-10:
+            break
+    raw = w[1:] / scale
+    return [round(float(w[0] - (raw * mean).sum()), 6), *(round(float(v), 6) for v in raw)]
+
+
+def samples(features: list[GateFeatures]) -> list[GateFeatures]:
+    """The queries the model judges: those naming a known entity (with a full entity list)."""
+    return [f for f in features if f.known_name]
+
+
+def fit(features: list[GateFeatures]) -> list[float]:
+    """The model's weights fitted on ``features`` (answerable = 1), every weight at least 0.
+
+    More support for the question must never make the gate more likely to refuse, so a feature
+    whose fitted weight comes out negative (the five are correlated: the joint value is the rest
+    cosine plus half a lexical score) is dropped and the rest refitted, until none is negative.
+    """
+    chosen = samples(features)
+    size = len(gate_model.FEATURES)
+    if not chosen or len({f.answerable for f in chosen}) < 2:
+        return [0.0] * (size + 1)
+    x = np.array([[v or 0.0 for v in model_values(f)] for f in chosen], dtype=np.float64)
+    y = np.array([float(f.answerable) for f in chosen])
+    active = list(range(size))
+    while active:
+        fitted = fit_logistic(x[:, active], y)
+        raw = fitted[1:]
+        if min(raw) >= 0:
+            weights = [fitted[0]] + [0.0] * size
+            for column, value in zip(active, raw):
+                weights[column + 1] = value
+            return weights
+        del active[int(np.argmin(raw))]
+    return [fit_logistic(np.zeros((len(y), 1)), y)[0]] + [0.0] * size
+
+
+def sweep_floor(features: list[GateFeatures], guards: list[GateFeatures], floors: dict, weights: list[float]) -> list[dict]:
+    """Every model floor of :data:`FLOOR_GRID` on top of ``floors`` (the five floors' pick)."""
+    points = []
+    for value in FLOOR_GRID:
+        full = {**floors, "name_model_floor": value, "name_model_weights": weights}
+        p = outcome(features, full)
+        errs = guard_errors(guards, full)
+        p["guard_errors"] = len(errs["lost"]) + len(errs["leaked"])
+        points.append(p)
+    return points
+
+
+def recommend_floor(points: list[dict], max_false_empty: float) -> dict:
+    """Fewest guard errors, false-empty within bounds, then the highest correct-empty; ties to the
+    lower false-empty and then the lower floor."""
+    fewest = min(p["guard_errors"] for p in points)
+    guarded = [p for p in points if p["guard_errors"] == fewest]
+    eligible = [p for p in guarded if p["false_empty"] <= max_false_empty] or guarded
+    return min(eligible, key=lambda p: (-round(p["correct_empty"], 9), round(p["false_empty"], 9), p["name_model_floor"]))
+
+
+def probability(f: GateFeatures, weights: list[float]) -> float:
+    """The model's probability for one logged query."""
+    return gate_model.probability(weights, model_values(f))
