@@ -149,7 +149,7 @@ def locomo_markdown(result: dict, figures: list[str]) -> str:
         "",
         ablation_markdown(result),
         "",
-        "RRF k, chosen on one half (entity list out when full, no freshness, no gate) and checked on the other: "
+        "RRF k, chosen on one half (entity list out when full, name-stripped list in as shipped, no freshness, no gate) and checked on the other: "
         + "; ".join(f"trained on {', '.join(r['train'])}: best k {r['best_k']:g} (train "
                     + ", ".join(f"k {k}: {v:.3f}" for k, v in r["train_recall"].items())
                     + f"), held-out recall@10 {r['held_out_recall@10']:.3f}" for r in result["rrf_k_choice"]) + ".",

@@ -142,7 +142,7 @@ class RetrievalSettings(_Section):
         "lexical score on the query's words other than the names at least this.",
     )
     name_model_floor: float = Field(
-        0.0975, ge=-1.0, le=1.0,
+        0.105, ge=-1.0, le=1.0,
         description="Empty-result gate, for a query that names a known entity with a full entity list: the result set passes "
         "only if the known-name model (a logistic model over the name-stripped cosine, the other-words lexical score, their "
         "best joint value and the best cosine and lexical score; retrieve/gate_model.py) gives at least this probability. "
@@ -150,8 +150,9 @@ class RetrievalSettings(_Section):
     )
     name_model_weights: list[float] = Field(
         # fitted on LoCoMo half A (conv-26, -41, -43, -47, -49), run of 30 November 2026 (docs/calibration.md)
-        default_factory=lambda: [-8.520813, 0.0, 0.151093, 7.676776, 7.519143, 0.151181], min_length=6, max_length=6,
-        description="The known-name model's bias and weights (rest cosine, rest lexical, rest joint, cosine, lexical), fitted "
+        default_factory=lambda: [-9.469371, 0.0, 0.007234, 7.767924, 7.111005, 0.00733, 1.309444], min_length=7, max_length=7,
+        description="The known-name model's bias and weights (rest cosine, rest lexical, rest joint, cosine, lexical, every "
+        "name held), fitted "
         "by `agent-memory calibrate` on one half of LoCoMo (docs/calibration.md); refit after changing the embedder.",
     )
     rest_list_in_fusion: bool = Field(

@@ -63,7 +63,8 @@ def gate_passes(signals: dict, floors: dict) -> bool:
     return passes(GateFeatures("", True, signals.get("cosine"), signals.get("lexical"), signals.get("entity_cosine"),
                                signals.get("entity_rest"), unknown_name=bool(signals.get("unknown_name")),
                                known_name=bool(signals.get("known_name")), rest_cosine=signals.get("rest_cosine"),
-                               rest_lexical=signals.get("rest_lexical"), rest_both=signals.get("rest_both")), floors)
+                               rest_lexical=signals.get("rest_lexical"), rest_both=signals.get("rest_both"),
+                               unheld_name=bool(signals.get("unheld_name"))), floors)
 
 
 def replay(q: LoggedQuestion, r: Replay, limit: int = 10) -> list[str]:
@@ -165,7 +166,7 @@ def logged_questions(store, conversations, run: dict) -> list[LoggedQuestion]:
         signals = {"cosine": obs.best_cosine, "lexical": obs.best_lexical, "entity_cosine": obs.best_entity_cosine,
                    "entity_rest": obs.best_entity_rest_lexical, "unknown_name": bool(obs.unknown_names),
                    "known_name": bool(obs.known_names), "rest_cosine": obs.best_rest_cosine, "rest_lexical": obs.best_rest_lexical,
-                   "rest_both": obs.best_rest_both}
+                   "rest_both": obs.best_rest_both, "unheld_name": bool(obs.unheld_names)}
         lists = {name: list(obs.rankings[name]) for name in ("dense", "lexical", "entity")}
         qid = q.qid if answerable else f"{user}<-{q.qid}"
         out.append(LoggedQuestion(qid, q.text, answerable, q.category if answerable else None, q.evidence if answerable else (),
@@ -220,21 +221,24 @@ def fold_of_question(q: LoggedQuestion, folds: list[set[str]]) -> int:
     return 0 if owner in folds[0] else 1
 
 
-def choose_rrf_k(questions: list[LoggedQuestion], covers, folds, ks=(1, 2, 3, 5, 10, 20, 60), k_per_generator: int = 30) -> list[dict]:
-    """Per fold: recall@10 of each RRF k on the training half (entity list out when full, no
-    freshness, no gate), the best k there (at three decimals; ties to the larger k), and that k's
-    recall on the held-out half."""
+def choose_rrf_k(questions: list[LoggedQuestion], covers, folds, ks=(1, 2, 3, 5, 10, 20, 60), k_per_generator: int = 30,
+                 name_stripped: bool = True) -> list[dict]:
+    """Per fold: recall@10 of each RRF k on the training half (entity list out when full, the
+    name-stripped list in as shipped, no freshness, no gate), the best k there (at three decimals;
+    ties to the larger k), and that k's recall on the held-out half."""
     out = []
     for fold in (0, 1):
         train = [q for q in questions if fold_of_question(q, folds) == fold]
         test = [q for q in questions if fold_of_question(q, folds) != fold]
         if not train or not test:
             continue
-        scores = {k: score_replay(train, Replay(rrf_k=k, entity_when_full=False, k_per_generator=k_per_generator), covers)
+        scores = {k: score_replay(train, Replay(rrf_k=k, entity_when_full=False, k_per_generator=k_per_generator,
+                                                name_stripped=name_stripped), covers)
                   ["overall"]["recall@10"] for k in ks}
         # recall@10 is flat near its best (differences in the fourth decimal are tie order, not signal):
         # compare at three decimals and let ties go to the larger k, the more conservative fusion
         best = max(ks, key=lambda k: (round(scores[k], 3), k))
-        held = score_replay(test, Replay(rrf_k=best, entity_when_full=False, k_per_generator=k_per_generator), covers)
+        held = score_replay(test, Replay(rrf_k=best, entity_when_full=False, k_per_generator=k_per_generator,
+                                         name_stripped=name_stripped), covers)
         out.append({"train": sorted(folds[fold]), "train_recall": scores, "best_k": best, "held_out_recall@10": held["overall"]["recall@10"]})
     return out

@@ -71,6 +71,7 @@ class GateFeatures:
     rest_cosine: float | None = None  # best cosine of the name-stripped query (known_name only)
     rest_lexical: float | None = None  # best lexical score on the words other than the names (known_name only)
     rest_both: float | None = None  # best rest cosine + 0.5 x lexical score of one candidate (known_name only)
+    unheld_name: bool = False  # the query also spells a name no readable record holds (known_name only)
 
     @property
     def kind(self) -> str:
@@ -100,7 +101,7 @@ def rest_supported(f: GateFeatures, floors: dict) -> bool:
     if floors.get("name_model_floor", -1.0) > -1.0:
         from ..retrieve.gate_model import probability
 
-        values = (f.rest_cosine, f.rest_lexical, f.rest_both, f.cosine, f.lexical)
+        values = (f.rest_cosine, f.rest_lexical, f.rest_both, f.cosine, f.lexical, 0.0 if f.unheld_name else 1.0)
         return probability(floors["name_model_weights"], values) >= floors["name_model_floor"]
     cos_floor = floors.get("name_rest_cosine", -1.0)
     if cos_floor <= -1.0:
@@ -268,4 +269,5 @@ def features_from_gate(qid: str, answerable: bool, outputs: dict, source: str) -
     return GateFeatures(qid, answerable, outputs.get("best_cosine"), outputs.get("best_lexical"),
                         outputs.get("best_entity_cosine"), outputs.get("best_entity_rest_lexical"), source,
                         bool(outputs.get("unknown_names")), bool(outputs.get("known_names")),
-                        outputs.get("best_rest_cosine"), outputs.get("best_rest_lexical"), outputs.get("best_rest_both"))
+                        outputs.get("best_rest_cosine"), outputs.get("best_rest_lexical"), outputs.get("best_rest_both"),
+                        bool(outputs.get("unheld_names")))

@@ -23,7 +23,7 @@ FLOOR_GRID = [-1.0, *frange(0.01, 0.95, 0.0025)]  # -1: the model off; fine step
 
 def model_values(f: GateFeatures) -> tuple[float | None, ...]:
     """A logged query's features, in ``gate_model.FEATURES`` order."""
-    return (f.rest_cosine, f.rest_lexical, f.rest_both, f.cosine, f.lexical)
+    return (f.rest_cosine, f.rest_lexical, f.rest_both, f.cosine, f.lexical, 0.0 if f.unheld_name else 1.0)
 
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = L2, steps: int = 50) -> list[float]:

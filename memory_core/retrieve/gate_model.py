@@ -9,7 +9,10 @@ whether the memory holds an answer. Five numbers the pipeline already has do say
 - ``rest_both``: the best ``rest_cosine + 0.5 × lexical score`` of any one candidate (a record close
   to the rest of the question *and* holding its words is better evidence than two records each
   strong on one);
-- ``cosine`` and ``lexical``: the best full-query cosine and lexical score of the set.
+- ``cosine`` and ``lexical``: the best full-query cosine and lexical score of the set;
+- ``names_held``: 0 when the query also spells a name no readable record holds ("Which Disney movie
+  did Sam mention?" asked of a memory that knows Sam but never saw the word "Disney"), else 1
+  (lexical.unheld_names: capitalised words other than the first, stop words, months and weekdays).
 
 The model is ``p = 1 / (1 + exp(-(bias + Σ weight × value)))``, a missing value counting as 0; the
 result set passes when ``p`` reaches ``name_model_floor``. The weights are retrieval settings
@@ -23,7 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-FEATURES = ("rest_cosine", "rest_lexical", "rest_both", "cosine", "lexical")
+FEATURES = ("rest_cosine", "rest_lexical", "rest_both", "cosine", "lexical", "names_held")
 REST_BOTH_LEXICAL_WEIGHT = 0.5  # how much a candidate's lexical score adds to its name-stripped cosine in rest_both
 
 
@@ -47,6 +50,7 @@ def probability(weights: Sequence[float], values: Sequence[float | None]) -> flo
 
 
 def describe(values: Sequence[float | None]) -> str:
-    """The features as a reason reads them: 'cosine without the name 0.41, …'."""
-    labels = ("cosine without the name", "lexical on the other words", "joint", "best cosine", "best lexical")
-    return ", ".join(f"{label} {'none' if v is None else f'{v:.2f}'}" for label, v in zip(labels, values))
+    """The features as a reason reads them: 'cosine without the name 0.41, …, every name held 1'."""
+    labels = ("cosine without the name", "lexical on the other words", "joint", "best cosine", "best lexical",
+              "every name held")
+    return ", ".join(f"{label} {'none' if v is None else f'{v:g}' if label == labels[-1] else f'{v:.2f}'}" for label, v in zip(labels, values))

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import gate_model
-from .fts_query import STOP_WORDS
+from .fts_query import STOP_WORDS, query_terms
 from .generators import COSINE_DIGITS
-from .lexical import partial_score
-from .scoring import GateFloors, NameRest
+from .lexical import partial_score, unheld_names
+from .scoring import GateFloors, NameRest, name_rest_check
 
 if TYPE_CHECKING:
     from .pipeline import SearchContext
@@ -123,18 +123,37 @@ def name_rest(ctx: SearchContext, names: list[str], in_query: set[str], floors: 
         lexical = round(max(scores), 6) if scores else None
     full_cos = max((c.cosine for c in ctx.ranking if c.cosine is not None), default=None)
     full_lex = max((c.lexical for c in ctx.ranking if c.lexical is not None), default=None)
+    unheld = tuple(unheld_names(ctx.query, ctx.lexical))
     model = floors.name_model_floor > -1.0
     if not (every_signal or model) and lexical is not None and lexical >= floors.name_rest_lexical:
-        return NameRest(tuple(names), None, lexical, full_cosine=full_cos, full_lexical=full_lex)
+        return NameRest(tuple(names), None, lexical, full_cosine=full_cos, full_lexical=full_lex, unheld=unheld)
     joint = linked_to_all(ctx, names)
     if joint is not None and not every_signal:
-        return NameRest(tuple(names), None, lexical, joint=joint, full_cosine=full_cos, full_lexical=full_lex)
+        return NameRest(tuple(names), None, lexical, joint=joint, full_cosine=full_cos, full_lexical=full_lex, unheld=unheld)
     rest = rest_query(ctx, names, [c.seq for c in ctx.ranking])
     cosines = [(rest.cosines[c.seq], c.lexical) for c in ctx.ranking if c.seq in rest.cosines]
     cosine = max((v for v, _ in cosines), default=None)
     both = max((gate_model.rest_both(v, lex) for v, lex in cosines), default=None)
     return NameRest(tuple(names), cosine, lexical, bare=rest.text is None, joint=joint,
-                    both=None if both is None else round(both, 6), full_cosine=full_cos, full_lexical=full_lex)
+                    both=None if both is None else round(both, 6), full_cosine=full_cos, full_lexical=full_lex, unheld=unheld)
+
+
+def probe_rest_supported(ctx: SearchContext, cands: list, floors: GateFloors) -> bool:
+    """For the lifecycle probe: when the known-name check judged the question, would these older
+    records (superseded or expired) have passed it too? True when the check did not judge it."""
+    names = ctx.gate_summary.get("known_names") or []
+    if not names or not floors.name_rule_on:
+        return True
+    rest = rest_query(ctx, names, [c.seq for c in cands])
+    in_query = {t for e in ctx.entities for key in (e.get("matched") or "", e["name"]) for t in query_terms(key, 64)}
+    lexicals = [partial_score(ctx.lexical, c.lexical_terms, in_query) for c in cands if c.lexical_terms and ctx.lexical is not None]
+    pairs = [(rest.cosines[c.seq], c.lexical) for c in cands if c.seq in rest.cosines]
+    support = NameRest(tuple(names), max((v for v, _ in pairs), default=None), max((v for v in lexicals if v is not None), default=None),
+                       both=max((gate_model.rest_both(v, lex) for v, lex in pairs), default=None),
+                       full_cosine=max((c.cosine for c in cands if c.cosine is not None), default=None),
+                       full_lexical=max((c.lexical for c in cands if c.lexical is not None), default=None),
+                       unheld=tuple(ctx.gate_summary.get("unheld_names") or ()))
+    return name_rest_check(support, floors)[0]
 
 
 def linked_to_all(ctx: SearchContext, names: list[str]) -> str | None:

@@ -12,7 +12,7 @@ from .fts_query import query_terms
 from .generators import COSINE_DIGITS, dense_candidates, entity_candidates, lexical_candidates
 from . import gate_model
 from .lexical import partial_score, readable_lookup, unknown_names
-from .name_strip import full_entity_names, name_rest, rest_list
+from .name_strip import full_entity_names, name_rest, probe_rest_supported, rest_list
 from .search_types import Candidate
 from .pipeline import SearchContext
 from .scoring import (
@@ -196,10 +196,10 @@ class GateStage:
         # The rule is for names that link too many records to point at any one (a speaker, a big
         # project: the same test as the fusion's); a name linking a few records is itself evidence.
         names = full_entity_names(ctx) if ctx.ranking else []
-        # the rule is off, or the gate is open (a calibration pass): log every signal, decide nothing
-        every_signal = not floors.name_rule_on or s.cosine_floor <= -1.0
+        # the gate open (a calibration pass): log every signal; the check off: compute nothing
+        every_signal = s.cosine_floor <= -1.0
         rest = None
-        if names and (first is not None or every_signal):
+        if names and (every_signal or (first is not None and floors.name_rule_on)):
             rest = name_rest(ctx, names, in_query, floors, every_signal)
             first, reason = gate_set(evidence, floors, rest)
         judged = rest is not None and not rest.bare and not rest.joint
@@ -208,6 +208,7 @@ class GateStage:
         summary["best_rest_cosine"] = rest.cosine if rest else None
         summary["best_rest_lexical"] = rest.lexical if rest else None
         summary["best_rest_both"] = rest.both if rest else None
+        summary["unheld_names"] = list(rest.unheld) if rest else []
         if judged and floors.name_model_floor > -1.0:
             summary["name_model"] = {"probability": round(gate_model.probability(floors.name_model_weights, rest.model_values()), 6),
                                      "floor": floors.name_model_floor, "features": dict(zip(gate_model.FEATURES, rest.model_values()))}
@@ -228,7 +229,7 @@ class GateStage:
              "rest_lexical": _r(ev.rest_lexical), "rest_cosine": _r(ctx.rest_query.cosines.get(c.seq)) if ctx.rest_query else None, "strong": passed} for c, ev, (passed, _) in zip(ctx.ranking, evidence, verdicts)],
             **{k: summary[k] for k in ("passed", "unknown_names", "best_cosine", "best_lexical", "entity_matches", "best_entity_cosine",
                                        "best_entity_rest_lexical", "strong", "known_names", "best_rest_cosine", "best_rest_lexical",
-                                       "best_rest_both", "names_linked_together_by")},
+                                       "best_rest_both", "unheld_names", "names_linked_together_by")},
             **({"name_model": summary["name_model"]} if "name_model" in summary else {})})
         if first is None and not ctx.floors_deferred:
             for cand in list(ctx.ranking):
@@ -300,16 +301,19 @@ def lifecycle_probe(ctx: SearchContext) -> dict:
     saved = ctx.lexical
     ctx.lexical = lexical
     try:
+        passing = []
         for cand in found.values():
             lapsed = cand.status == "provisional" and cand.seq not in ctx.pool
             kind = "expired" if (cand.status == "expired" or lapsed) else cand.status
-            if kind not in ("superseded", "expired"):
-                continue
-            passed, _ = gate_check(evidence_of(ctx, cand), floors)
-            if passed:
-                counts[kind] += 1
-                counts["passing"] += 1
-                counts["ids"].append(cand.record_id)
+            if kind in ("superseded", "expired") and gate_check(evidence_of(ctx, cand), floors)[0]:
+                passing.append((kind, cand))
+        # a question the known-name check refused: older records count only if they support the rest of it
+        if passing and not probe_rest_supported(ctx, [c for _, c in passing], floors):
+            passing = []
+        for kind, cand in passing:
+            counts[kind] += 1
+            counts["passing"] += 1
+            counts["ids"].append(cand.record_id)
     finally:
         ctx.lexical = saved
     return counts

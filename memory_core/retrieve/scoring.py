@@ -113,10 +113,11 @@ class NameRest:
     both: float | None = None  # best rest cosine + 0.5 x lexical score of one candidate (gate_model.rest_both)
     full_cosine: float | None = None  # best cosine of the set to the whole query
     full_lexical: float | None = None  # best lexical score of the set
+    unheld: tuple[str, ...] = ()  # names in the query that no readable record holds (lexical.unheld_names)
 
     def model_values(self) -> tuple[float | None, ...]:
         """The known-name model's features, in gate_model.FEATURES order."""
-        return (self.cosine, self.lexical, self.both, self.full_cosine, self.full_lexical)
+        return (self.cosine, self.lexical, self.both, self.full_cosine, self.full_lexical, 0.0 if self.unheld else 1.0)
 
 
 def name_rest_check(rest: NameRest | None, floors: GateFloors) -> tuple[bool, str]:

@@ -121,7 +121,7 @@ def test_the_fitted_model_separates_and_its_floor_respects_the_false_empty_bound
 
     answerable, named = _named_samples()
     weights = name_model_fit.fit(answerable + named)
-    assert len(weights) == 6 and weights[1] > 0  # more support for the rest of the question, more likely answerable
+    assert len(weights) == 7 and weights[1] > 0  # more support for the rest of the question, more likely answerable
     probs_pos = [name_model_fit.probability(f, weights) for f in answerable]
     probs_neg = [name_model_fit.probability(f, weights) for f in named]
     assert min(probs_pos) > max(probs_neg)  # separable data is separated
@@ -135,8 +135,8 @@ def test_a_fit_without_both_labels_is_the_neutral_model():
     from memory_core.eval import name_model_fit
 
     answerable, _ = _named_samples()
-    assert name_model_fit.fit(answerable) == [0.0] * 6
-    assert name_model_fit.fit([]) == [0.0] * 6
+    assert name_model_fit.fit(answerable) == [0.0] * 7
+    assert name_model_fit.fit([]) == [0.0] * 7
 
 
 def test_calibrate_reports_the_model_and_the_two_floor_rule_per_fold():
@@ -146,6 +146,6 @@ def test_calibrate_reports_the_model_and_the_two_floor_rule_per_fold():
              for f in answerable + named]
     report = calibrate(answerable + named + other, [{"conv-a"}, {"conv-b"}], grid=GRID, max_false_empty=0.0)
     for fold in report["folds"]:
-        assert fold["floors"]["name_model_floor"] > -1.0 and len(fold["floors"]["name_model_weights"]) == 6
+        assert fold["floors"]["name_model_floor"] > -1.0 and len(fold["floors"]["name_model_weights"]) == 7
         assert fold["held_out"]["correct_empty_named"] == 1.0 and fold["held_out"]["false_empty"] == 0.0
         assert "rule" in fold["train_outcome"] and "held_out" in fold["train_outcome"]["rule"]

@@ -11,23 +11,23 @@ from memory_core.retrieve.scoring import Evidence, GateFloors, NameRest, gate_se
 from .helpers import search, write
 from .test_gate import _principal
 
-# bias, rest cosine, rest lexical, rest joint, cosine, lexical: support for the rest of the question counts most
-WEIGHTS = (-6.0, 8.0, 3.0, 2.0, 1.0, 1.0)
+# bias, rest cosine, rest lexical, rest joint, cosine, lexical, every name held: support for the rest counts most
+WEIGHTS = (-7.0, 8.0, 3.0, 2.0, 1.0, 1.0, 1.0)
 MODEL = GateFloors(0.4, 0.5, 0.4, 0.5, 0.6, name_model_floor=0.5, name_model_weights=WEIGHTS)
 
 
 def test_the_probability_is_a_logistic_of_the_weighted_features():
-    assert gate_model.probability(WEIGHTS, (0.0, 0.0, 0.0, 0.0, 0.0)) == pytest.approx(1 / (1 + math.exp(6.0)))
-    z = -6.0 + 8 * 0.5 + 3 * 0.2 + 2 * 0.6 + 0.7 + 0.3
-    assert gate_model.probability(WEIGHTS, (0.5, 0.2, 0.6, 0.7, 0.3)) == pytest.approx(1 / (1 + math.exp(-z)))
-    assert gate_model.probability(WEIGHTS, (None, None, None, 0.7, None)) == gate_model.probability(WEIGHTS, (0, 0, 0, 0.7, 0))
-    assert gate_model.probability((-1000.0, 0, 0, 0, 0, 0), (0, 0, 0, 0, 0)) == 0.0  # no overflow either way
-    assert gate_model.probability((1000.0, 0, 0, 0, 0, 0), (0, 0, 0, 0, 0)) == 1.0
+    assert gate_model.probability(WEIGHTS, (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)) == pytest.approx(1 / (1 + math.exp(7.0)))
+    z = -7.0 + 8 * 0.5 + 3 * 0.2 + 2 * 0.6 + 0.7 + 0.3 + 1.0
+    assert gate_model.probability(WEIGHTS, (0.5, 0.2, 0.6, 0.7, 0.3, 1.0)) == pytest.approx(1 / (1 + math.exp(-z)))
+    assert gate_model.probability(WEIGHTS, (None, None, None, 0.7, None, 1)) == gate_model.probability(WEIGHTS, (0, 0, 0, 0.7, 0, 1))
+    assert gate_model.probability((-1000.0, 0, 0, 0, 0, 0, 0), (0, 0, 0, 0, 0, 0)) == 0.0  # no overflow either way
+    assert gate_model.probability((1000.0, 0, 0, 0, 0, 0, 0), (0, 0, 0, 0, 0, 0)) == 1.0
     with pytest.raises(ValueError):
         gate_model.probability((1.0, 2.0), (0.1,))
 
 
-@given(st.lists(st.floats(-1, 1), min_size=5, max_size=5), st.integers(0, 4), st.floats(0, 0.5))
+@given(st.lists(st.floats(-1, 1), min_size=6, max_size=6), st.integers(0, 5), st.floats(0, 0.5))
 def test_more_support_never_lowers_the_probability_with_positive_weights(values, which, more):
     raised = list(values)
     raised[which] += more
@@ -48,9 +48,16 @@ def test_the_model_refuses_a_set_whose_only_link_is_the_name_and_says_why():
     p = gate_model.probability(WEIGHTS, rest.model_values())
     assert reason == (f"mentions alice, but the rest of the question finds too little support (known-name model: p {p:.2f} < 0.50 "
                       "from cosine without the name 0.21, lexical on the other words 0.00, joint 0.21, best cosine 0.62, "
-                      "best lexical 0.20); the name alone matched (cosine 0.62 >= floor 0.40)")
+                      "best lexical 0.20, every name held 1); the name alone matched (cosine 0.62 >= floor 0.40)")
     supported = NameRest(("Alice",), 0.55, 0.5, both=0.8, full_cosine=0.62, full_lexical=0.5)
     assert gate_set(strong, MODEL, supported) == (0, "cosine 0.62 >= floor 0.40")
+
+
+def test_a_name_no_readable_record_holds_lowers_the_probability():
+    held = NameRest(("Sam",), 0.45, 0.3, both=0.6, full_cosine=0.55, full_lexical=0.3)
+    unheld = NameRest(("Sam",), 0.45, 0.3, both=0.6, full_cosine=0.55, full_lexical=0.3, unheld=("Disney",))
+    assert held.model_values()[-1] == 1.0 and unheld.model_values()[-1] == 0.0
+    assert gate_model.probability(WEIGHTS, unheld.model_values()) < gate_model.probability(WEIGHTS, held.model_values())
 
 
 def test_the_model_leaves_bare_and_jointly_linked_names_alone_and_can_be_turned_off():
@@ -119,3 +126,16 @@ def test_a_name_linking_few_records_adds_no_name_stripped_list(make_service):
     response = search(service, alice, "what is Priya working on")
     assert "name_stripped" not in response.trace.stage("fusion").inputs["fused_lists"]
     assert not response.empty
+
+
+def test_the_lifecycle_probe_does_not_blame_lifecycle_for_a_question_the_known_name_check_refused(make_service):
+    from .helpers import set_status
+
+    # a model no cosine satisfies: the known-name check refuses every question naming Priya
+    service, alice, meetings = _priya_store(make_service, name_model_floor=0.5, name_model_weights=[-5.0, 3.0, 0, 0, 0, 0, 0])
+    old = write(alice, "Priya used to take her coffee black.", about="Priya", about_kind="person", attribute="coffee")
+    set_status(service, old, "superseded")
+    response = search(service, alice, "How does Priya take her coffee?")
+    assert response.empty
+    assert response.empty_reason.startswith("mentions priya, but the rest of the question finds too little support")
+    assert response.trace.stage("gate").outputs["known_names"] == ["Priya"]
