@@ -9,8 +9,8 @@ from ..clock import parse_ts
 from ..store.records import fetch_records, restrict_links
 from .filters import index_mask
 from .fts_query import query_terms
-from .generators import COSINE_DIGITS, dense_candidates, entity_candidates, lexical_candidates
 from . import gate_model
+from .generators import COSINE_DIGITS, dense_candidates, entity_candidates, lexical_candidates
 from .lexical import partial_score, readable_lookup, unknown_names
 from .name_strip import full_entity_names, name_rest, probe_rest_supported, rest_list
 from .search_types import Candidate
@@ -91,8 +91,7 @@ class FusionStage:
         ctx.io(inputs={name: len(ctx.generated.get(name, [])) for name in ("dense", "lexical", "entity")}
                | {"rrf_k": ctx.settings.rrf_k, "fused_lists": sorted(lists)},
                outputs={"fused": [c.brief() for c in ctx.ranking]}
-               | ({"name_stripped": lists["name_stripped"] and [ctx.pool[q].record_id for q in lists["name_stripped"]]}
-                  if "name_stripped" in lists else {}))
+               | ({"name_stripped": [ctx.pool[q].record_id for q in lists["name_stripped"]]} if "name_stripped" in lists else {}))
         return ctx
 
 
@@ -224,9 +223,11 @@ class GateStage:
             else:
                 cand.gate = f"{summary['decision']}; {own}"
         ctx.gate_summary = summary
+        rest_cosines = ctx.rest_query.cosines if ctx.rest_query else {}
         ctx.io(outputs={"decision": summary["decision"], "candidates": [
             {"id": c.record_id, "cosine": _r(c.cosine), "lexical": _r(c.lexical), "entity": bool(ev.entities),
-             "rest_lexical": _r(ev.rest_lexical), "rest_cosine": _r(ctx.rest_query.cosines.get(c.seq)) if ctx.rest_query else None, "strong": passed} for c, ev, (passed, _) in zip(ctx.ranking, evidence, verdicts)],
+             "rest_lexical": _r(ev.rest_lexical), "rest_cosine": _r(rest_cosines.get(c.seq)), "strong": passed}
+            for c, ev, (passed, _) in zip(ctx.ranking, evidence, verdicts)],
             **{k: summary[k] for k in ("passed", "unknown_names", "best_cosine", "best_lexical", "entity_matches", "best_entity_cosine",
                                        "best_entity_rest_lexical", "strong", "known_names", "best_rest_cosine", "best_rest_lexical",
                                        "best_rest_both", "unheld_names", "names_linked_together_by")},
