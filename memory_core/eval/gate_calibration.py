@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import name_model_fit
 from .metrics import auc, frange
 
 FLOOR_NAMES = ("cosine_floor", "cosine_floor_unknown_name", "lexical_floor", "entity_support_cosine", "entity_support_lexical")
@@ -49,6 +50,7 @@ GRID = {
     "entity_support_cosine": [*frange(0.20, 0.56, 0.02), DISABLED],
     "entity_support_lexical": [*frange(0.20, 1.00, 0.10), DISABLED],
 }
+MODEL_FLOOR_GRID = [-1.0, *frange(0.01, 0.95, 0.0025)]  # -1: the model off; fine steps, as probabilities bunch low
 REST_GRID = {
     "name_rest_cosine": [-1.0, *frange(0.10, 0.50, 0.02)],  # -1: the rule off
     "name_rest_lexical": [*frange(0.30, 1.00, 0.10)],
@@ -99,10 +101,7 @@ def rest_supported(f: GateFeatures, floors: dict) -> bool:
     if not f.known_name:
         return True
     if floors.get("name_model_floor", -1.0) > -1.0:
-        from ..retrieve.gate_model import probability
-
-        values = (f.rest_cosine, f.rest_lexical, f.rest_both, f.cosine, f.lexical, 0.0 if f.unheld_name else 1.0)
-        return probability(floors["name_model_weights"], values) >= floors["name_model_floor"]
+        return name_model_fit.probability(f, floors["name_model_weights"]) >= floors["name_model_floor"]
     cos_floor = floors.get("name_rest_cosine", -1.0)
     if cos_floor <= -1.0:
         return True
@@ -213,6 +212,27 @@ def recommend(points: list[dict], max_false_empty: float) -> dict:
     return {**best, "met_false_empty_target": best["false_empty"] <= max_false_empty, "max_false_empty": max_false_empty}
 
 
+def sweep_model_floor(features: list[GateFeatures], guards: list[GateFeatures], floors: dict, weights: list[float]) -> list[dict]:
+    """Every model floor of :data:`MODEL_FLOOR_GRID` on top of ``floors`` (the five floors' pick)."""
+    points = []
+    for value in MODEL_FLOOR_GRID:
+        full = {**floors, "name_model_floor": value, "name_model_weights": weights}
+        p = outcome(features, full)
+        errs = guard_errors(guards, full)
+        p["guard_errors"] = len(errs["lost"]) + len(errs["leaked"])
+        points.append(p)
+    return points
+
+
+def recommend_model_floor(points: list[dict], max_false_empty: float) -> dict:
+    """Fewest guard errors, false-empty within bounds, then the highest correct-empty; ties to the
+    lower false-empty and then the lower floor."""
+    fewest = min(p["guard_errors"] for p in points)
+    guarded = [p for p in points if p["guard_errors"] == fewest]
+    eligible = [p for p in guarded if p["false_empty"] <= max_false_empty] or guarded
+    return min(eligible, key=lambda p: (-round(p["correct_empty"], 9), round(p["false_empty"], 9), p["name_model_floor"]))
+
+
 def separation(features: list[GateFeatures]) -> dict:
     """AUC of each best signal for telling answerable from unanswerable queries (missing = lowest)."""
     pos = [f for f in features if f.answerable]
@@ -250,11 +270,8 @@ def calibrate(features: list[GateFeatures], folds: list[set[str]], *, guards: li
             "met_false_empty_target": pick["met_false_empty_target"], "max_false_empty": max_false_empty}
         rule = {name: pick[name] for name in FLOOR_NAMES + REST_NAMES}
         # Step 5c: the known-name model replaces the two-floor rule (which stays in the report).
-        from . import name_model_fit
-
         weights = name_model_fit.fit(train)
-        model = name_model_fit.recommend_floor(name_model_fit.sweep_floor(train, guards, {**rule, **REST_OFF}, weights),
-                                               max_false_empty)
+        model = recommend_model_floor(sweep_model_floor(train, guards, {**rule, **REST_OFF}, weights), max_false_empty)
         floors = {**rule, "name_model_floor": model["name_model_floor"], "name_model_weights": weights}
         pick = model | {"met_false_empty_target": pick["met_false_empty_target"], "max_false_empty": max_false_empty,
                         "rule": {"floors": rule, "train": outcome(train, rule), "held_out": outcome(test, rule) if test else None}}

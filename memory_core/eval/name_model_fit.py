@@ -4,21 +4,23 @@ The samples are the labelled queries that name a known entity with a full entity
 answerable questions, which name a speaker, and its named off-topic questions); the features are
 what the open pass's gate stage logged for them. The fit is a plain L2-regularised logistic
 regression (Newton steps on standardised features, numpy only), turned back into weights on the
-raw features so the pipeline needs no scaler. Its floor is then chosen like every other gate
-constant: the highest correct-empty whose false-empty on the training half, with the five floors
-already fixed, stays within ``max_false_empty`` (docs/calibration.md, step 5c).
+raw features so the pipeline needs no scaler. Its floor is then chosen by the calibrator like
+every other gate constant (:func:`.gate_calibration.sweep_model_floor`; docs/calibration.md, step 5c).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..retrieve import gate_model
-from .gate_calibration import GateFeatures, guard_errors, outcome
-from .metrics import frange
 
-L2 = 1.0  # on standardised features: enough to keep the five correlated weights stable between halves
-FLOOR_GRID = [-1.0, *frange(0.01, 0.95, 0.0025)]  # -1: the model off; fine steps, as probabilities bunch near the floor
+# A labelled query is a gate_calibration.GateFeatures; not imported, because the calibrator
+# imports this module (no cycle, not even for type checking).
+GateFeatures = Any
+
+L2 = 1.0  # on standardised features: enough to keep the correlated weights stable between halves
 
 
 def model_values(f: GateFeatures) -> tuple[float | None, ...]:
@@ -74,27 +76,6 @@ def fit(features: list[GateFeatures]) -> list[float]:
             return weights
         del active[int(np.argmin(raw))]
     return [fit_logistic(np.zeros((len(y), 1)), y)[0]] + [0.0] * size
-
-
-def sweep_floor(features: list[GateFeatures], guards: list[GateFeatures], floors: dict, weights: list[float]) -> list[dict]:
-    """Every model floor of :data:`FLOOR_GRID` on top of ``floors`` (the five floors' pick)."""
-    points = []
-    for value in FLOOR_GRID:
-        full = {**floors, "name_model_floor": value, "name_model_weights": weights}
-        p = outcome(features, full)
-        errs = guard_errors(guards, full)
-        p["guard_errors"] = len(errs["lost"]) + len(errs["leaked"])
-        points.append(p)
-    return points
-
-
-def recommend_floor(points: list[dict], max_false_empty: float) -> dict:
-    """Fewest guard errors, false-empty within bounds, then the highest correct-empty; ties to the
-    lower false-empty and then the lower floor."""
-    fewest = min(p["guard_errors"] for p in points)
-    guarded = [p for p in points if p["guard_errors"] == fewest]
-    eligible = [p for p in guarded if p["false_empty"] <= max_false_empty] or guarded
-    return min(eligible, key=lambda p: (-round(p["correct_empty"], 9), round(p["false_empty"], 9), p["name_model_floor"]))
 
 
 def probability(f: GateFeatures, weights: list[float]) -> float:

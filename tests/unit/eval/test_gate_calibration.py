@@ -118,6 +118,7 @@ def test_the_known_name_model_is_decided_like_the_pipeline():
 
 def test_the_fitted_model_separates_and_its_floor_respects_the_false_empty_bound():
     from memory_core.eval import name_model_fit
+    from memory_core.eval.gate_calibration import recommend_model_floor, sweep_model_floor
 
     answerable, named = _named_samples()
     weights = name_model_fit.fit(answerable + named)
@@ -125,9 +126,9 @@ def test_the_fitted_model_separates_and_its_floor_respects_the_false_empty_bound
     probs_pos = [name_model_fit.probability(f, weights) for f in answerable]
     probs_neg = [name_model_fit.probability(f, weights) for f in named]
     assert min(probs_pos) > max(probs_neg)  # separable data is separated
-    pick = name_model_fit.recommend_floor(name_model_fit.sweep_floor(answerable + named, [], FLOORS, weights), max_false_empty=0.0)
+    pick = recommend_model_floor(sweep_model_floor(answerable + named, [], FLOORS, weights), max_false_empty=0.0)
     assert pick["false_empty"] == 0.0 and pick["correct_empty_named"] == 1.0
-    off = name_model_fit.sweep_floor(answerable + named, [], FLOORS, weights)[0]
+    off = sweep_model_floor(answerable + named, [], FLOORS, weights)[0]
     assert off["name_model_floor"] == -1.0 and off["correct_empty_named"] == 0.0  # the model off lets every named one through
 
 
