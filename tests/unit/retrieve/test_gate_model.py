@@ -139,3 +139,18 @@ def test_the_lifecycle_probe_does_not_blame_lifecycle_for_a_question_the_known_n
     assert response.empty
     assert response.empty_reason.startswith("mentions priya, but the rest of the question finds too little support")
     assert response.trace.stage("gate").outputs["known_names"] == ["Priya"]
+
+
+@pytest.mark.parametrize("query", [
+    "Priya's?", "PRIYA!!! ☕ coffee?", "what about priya", "Priya Priya Priya", "Does Priya like C++ or A.I.?",
+    "¿Qué piensa Priya del café?", "Priya\u200b's tea", "Priya — ", "\"Priya\" OR NOT coffee*", "Priya ${x} %s {0}",
+])
+def test_odd_questions_naming_a_known_entity_never_break_the_search(make_service, query):
+    service, alice, _ = _priya_store(make_service)
+    response = search(service, alice, query)
+    gate = response.trace.stage("gate").outputs
+    if response.empty and gate.get("known_names"):
+        assert response.empty_reason.startswith("mentions priya, but the rest of the question finds too little support")
+    if "name_model" in gate:
+        assert 0.0 <= gate["name_model"]["probability"] <= 1.0
+    assert response.to_tool_result()  # the tool's view of it serialises
