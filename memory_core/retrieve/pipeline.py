@@ -90,6 +90,7 @@ class SearchContext:
     entities: list[dict[str, str]] = field(default_factory=list)
     lexical: Any = None  # the lexical generator's LexicalResult (term statistics), if it ran
     unknown_names: list[str] = field(default_factory=list)  # capitalised query words no readable record holds
+    rest_query: Any = None  # name_strip.RestQuery: the question without its known names, once computed
     lexical_doclists: dict[str, Any] = field(default_factory=dict)  # term -> FTS5 doclist, reused by the lifecycle probe
     pool: dict[int, Candidate] = field(default_factory=dict)
     generated: dict[str, list[int]] = field(default_factory=dict)
