@@ -1,3 +1,4 @@
+import pytest
 """Defect 6: a shared record never shows the name of an entity its reader may not read."""
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ def test_a_project_note_about_kim_does_not_link_alices_private_entity(service):
     assert service.record(mine["record_id"]).subject_entity_id == private
 
 
+@pytest.mark.sqlite_only
 def test_links_made_before_the_rule_are_hidden_from_readers_without_access(service):
     private, alice, bob = _setup(service)
     note = alice.call_tool("memory_write", {"type": "semantic", "content": "Kim reviews the p1 onboarding copy.",

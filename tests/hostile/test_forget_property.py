@@ -1,3 +1,4 @@
+import pytest
 """Property: whatever words a memory holds (any script, any case), after forgetting it no byte of
 them is left in the db, WAL or SHM files — transcript, logs and FTS pages included."""
 
@@ -26,6 +27,7 @@ def forms(word: str) -> set[bytes]:
     return {f.encode() for f in (word, word.casefold(), word.lower(), plain) if len(f) >= 6}
 
 
+@pytest.mark.sqlite_only
 @hsettings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 @given(marker=markers, shout=st.booleans(), search_first=st.booleans())
 def test_no_byte_of_a_forgotten_memory_survives(marker, shout, search_first):

@@ -12,6 +12,7 @@ two column by column), with these PostgreSQL forms:
 - ``records.embedding_vec vector``: the embedding again as a pgvector value, for dense search in SQL;
 - ``records_fts`` holds a ``tsvector`` of the record's tokens (made in Python by
   :mod:`.fulltext`, the same tokens FTS5's unicode61 makes), with a GIN index;
+- ``sum(boolean)`` and ``max(boolean)`` aggregates, so SQLite's ``SUM(status = 'x')`` counts work;
 - the event log's guard is a trigger that refuses DELETE and TRUNCATE, and any UPDATE except the
   one a forget makes (replacing the free-text reason with the redaction marker), as SQLite's does;
 - columns that hold memory text have their planner statistics turned off (``SET STATISTICS 0``):
@@ -288,6 +289,15 @@ CREATE TABLE procedures (
 CREATE INDEX procedures_name ON procedures(name);
 
 CREATE TABLE search_settings (id text PRIMARY KEY, settings text NOT NULL, first_used_at text NOT NULL);
+
+-- SQLite counts with SUM(condition) and MAX(condition) (a comparison is 0 or 1 there); these
+-- two aggregates give PostgreSQL's booleans the same meaning (SUM over no rows is 0, not NULL).
+CREATE FUNCTION bool_count_step(bigint, boolean) RETURNS bigint LANGUAGE sql IMMUTABLE
+    AS 'SELECT $1 + CASE WHEN $2 THEN 1 ELSE 0 END';
+CREATE AGGREGATE sum(boolean) (SFUNC = bool_count_step, STYPE = bigint, INITCOND = '0');
+CREATE FUNCTION bool_max_step(bigint, boolean) RETURNS bigint LANGUAGE sql IMMUTABLE
+    AS 'SELECT CASE WHEN $2 IS NULL THEN $1 ELSE GREATEST(COALESCE($1, 0), CASE WHEN $2 THEN 1 ELSE 0 END) END';
+CREATE AGGREGATE max(boolean) (SFUNC = bool_max_step, STYPE = bigint);
 
 -- Forgetting a procedural record erases its name, trigger, steps and pitfalls too.
 CREATE FUNCTION procedures_erased_with_record() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -10,12 +10,14 @@ this package, never a rewrite. The rewrites, each tested in ``tests/unit/store/t
 SQLite                                          PostgreSQL
 ==============================================  ==================================================
 ``?`` placeholders                              ``%s`` (a literal ``%`` becomes ``%%``)
+``:name`` placeholders                          ``%(name)s``
 ``INSERT OR IGNORE INTO t ...``                 ``INSERT INTO t ... ON CONFLICT DO NOTHING``
 ``INSERT OR REPLACE INTO t (c..) ...``          ``... ON CONFLICT (primary key) DO UPDATE SET c = EXCLUDED.c``
 ``json_extract(x, '$.a')``                      ``(x::jsonb ->> 'a')``
 ``group_concat(x)`` / ``group_concat(x, s)``    ``string_agg((x)::text, ',')`` / ``string_agg((x)::text, s)``
 ``instr(a, b)``                                 ``strpos(a, b)``
 ``IFNULL(``                                     ``COALESCE(``
+``+r.col`` (unary plus: "use no index here")    ``r.col`` (PostgreSQL has no such hint)
 ``x LIKE y``                                    ``x ILIKE y`` (SQLite's LIKE ignores ASCII case)
 ``BEGIN IMMEDIATE``                             ``BEGIN`` (writers are serialised by an advisory lock)
 an ``INSERT`` into a table with a sequence      ``... RETURNING <key>`` so ``cursor.lastrowid`` works
@@ -55,6 +57,8 @@ _GROUP_CONCAT = re.compile(r"group_concat\(", re.I)
 _INSTR = re.compile(r"\binstr\(", re.I)
 _IFNULL = re.compile(r"\bifnull\(", re.I)
 _LIKE = re.compile(r"(?<![\w])(NOT\s+)?LIKE(?![\w])", re.I)
+_UNARY_PLUS = re.compile(r"(^|[\s(,=])\+(?=[A-Za-z_])")
+_NAMED = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
 _BEGIN = re.compile(r"^\s*BEGIN(\s+(IMMEDIATE|DEFERRED|EXCLUSIVE))?\s*;?\s*$", re.I)
 
 
@@ -89,6 +93,8 @@ def _rewrite_code(code: str) -> str:
     code = _JSON_EXTRACT.sub(lambda m: f"({m.group(1)}::jsonb ->> '{m.group(2)}')", code)
     code = _INSTR.sub("strpos(", code)
     code = _IFNULL.sub("COALESCE(", code)
+    code = _UNARY_PLUS.sub(lambda m: m.group(1), code)
+    code = _NAMED.sub(lambda m: f"%({m.group(1)})s", code)
     code = _LIKE.sub(lambda m: f"{m.group(1) or ''}ILIKE", code)
     return code
 
@@ -111,7 +117,7 @@ def translate(sql: str) -> tuple[str, str | None]:
     for quoted, ident, mark, percent, code in _TOKENS.findall(sql):
         if quoted or ident:
             flush()
-            parts.append(quoted or ident)
+            parts.append((quoted or ident).replace("%", "%%"))  # psycopg reads % everywhere
         elif mark:
             code_buffer.append("%s")
         elif percent:
