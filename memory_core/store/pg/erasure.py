@@ -61,7 +61,7 @@ def older_snapshots(conn: psycopg.Connection, forget_xid: int | None) -> int:
                "AND backend_xmin IS NOT NULL")
         return int(conn.execute(sql).fetchone()[0])
     sql = ("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
-           "AND backend_xmin IS NOT NULL AND age(backend_xmin) >= age((%s::bigint % 4294967296)::text::xid)")
+           "AND backend_xmin IS NOT NULL AND age(backend_xmin) >= age((%s::bigint %% 4294967296)::text::xid)")
     return int(conn.execute(sql, (forget_xid,)).fetchone()[0])
 
 
