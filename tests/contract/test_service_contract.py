@@ -138,3 +138,16 @@ def test_a_search_without_grants_finds_nothing(any_service):
     _world(any_service, with_bob=True)
     response = any_service.search(agent_id="stranger", user_id="alice", query="sushi Priya")
     assert response.results == []
+
+
+def test_a_nul_character_is_refused_cleanly_on_postgresql_and_stored_on_sqlite(any_service, backend):
+    any_service.grant("assistant", "user:alice", read=True, write=True, actor="t")
+    s = any_service.start_session(agent_id="assistant", user_id="alice")
+    before = any_service.store.scalar("SELECT COUNT(*) FROM records")
+    result = s.call_tool("memory_write", {"type": "semantic", "content": "The user's code is A\x00B."})
+    if backend == "postgresql":
+        assert result["ok"] is False and result["error"]["code"] == "invalid_input"
+        assert any_service.store.scalar("SELECT COUNT(*) FROM records") == before
+        assert s.call_tool("memory_write", {"type": "semantic", "content": "The user's code is AB."})["ok"]
+    else:
+        assert result["ok"]

@@ -24,6 +24,7 @@ import numpy as np
 import psycopg
 from psycopg.adapt import Loader
 
+from ...errors import InvalidInputError
 from .translate import translate
 
 
@@ -54,6 +55,11 @@ class _NumericLoader(Loader):
 
 
 def _adapt(value: Any) -> Any:
+    if isinstance(value, str):
+        if "\x00" in value:  # PostgreSQL text cannot hold NUL; refuse it as input, before anything is written
+            raise InvalidInputError("text contains a NUL character (U+0000), which the PostgreSQL store cannot hold",
+                                    field="text")
+        return value
     if isinstance(value, bool) or isinstance(value, np.bool_):
         return int(value)
     if isinstance(value, np.integer):
