@@ -24,7 +24,9 @@ def _open(args, **kwargs):
 def cmd_init(args) -> int:
     with _open(args) as service:
         stats = service.stats()
-    print(f"store ready at {args.path} (embedder {stats['embedder']['model']}, {stats['records']} records)")
+    from memory_core.store.urls import redact_url
+
+    print(f"store ready at {redact_url(str(args.path))} (embedder {stats['embedder']['model']}, {stats['records']} records)")
     return 0
 
 

@@ -43,7 +43,7 @@ def pytest_sessionfinish(session, exitstatus):
 def pytest_collection_modifyitems(config, items):
     if config.getoption("--store-backend") != "postgresql":
         return
-    skip = pytest.mark.skip(reason="SQLite internals (FTS5 table, file bytes); the PostgreSQL counterpart is in tests/contract")
+    skip = pytest.mark.skip(reason="SQLite internals (FTS5 tables, file bytes, connection hooks); PostgreSQL counterparts are in tests/contract")
     for item in items:
         if "sqlite_only" in item.keywords:
             item.add_marker(skip)

@@ -15,6 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .urls import redact_url  # noqa: F401 - re-exported for callers that hold a target
+
 SQLITE = "sqlite"
 POSTGRES = "postgresql"
 _URL_PREFIXES = ("postgresql://", "postgres://")

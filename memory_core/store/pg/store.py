@@ -23,23 +23,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from ..urls import redact_url
 from ..db import Store
 from .connection import PgConnection
 from .erasure import ErasureReport, erase_pass
 from .schema import pg_migrate
 
 LOCK_WRITE = 7_301_002  # the advisory lock every write transaction takes
-
-
-def redact_url(url: str) -> str:
-    """The URL with any password replaced by ``***`` (for display and logs)."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    parts = urlsplit(url)
-    if parts.password:
-        netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
-        return urlunsplit(parts._replace(netloc=netloc))
-    return url
 
 
 class PgStore(Store):
