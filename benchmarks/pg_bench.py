@@ -26,6 +26,8 @@ import argparse
 import multiprocessing as mp
 import os
 import shutil
+import signal
+import sys
 import tempfile
 import time
 import uuid
@@ -194,6 +196,8 @@ def main() -> None:
     parser.add_argument("--throughput-writes", type=int, default=40)
     parser.add_argument("--pg-url", default=None)
     args = parser.parse_args()
+    # a TERM signal must still stop the server it started (the finally below)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     server = Server(args.pg_url)
     scratch = Path(tempfile.mkdtemp(prefix="pg-bench-sqlite-"))
     data = {"machine": machine(), "load_average_start": load_average(), "server": server.version(), "sizes": {}, "throughput": {}}

@@ -94,11 +94,18 @@ class PgVectorIndex:
             if value is not None:
                 clauses.append(f"r.event_at {op} ?")
                 params.append(format_ts(datetime.fromtimestamp(value, timezone.utc)))
-        return self._select(" AND ".join(clauses), params)
+        # The write path only searches under this mask: the admitted seqs are not listed (a token
+        # one-entry mask carries the SQL), which keeps a write from reading a whole scope's seqs.
+        mask = np.ones(1, dtype=bool).view(SqlMask)
+        mask.seqs, mask.where, mask.params = None, " AND ".join(clauses), tuple(params)
+        return mask
 
     def _select(self, where: str, params: list) -> SqlMask:
-        rows = self.store.query(f"SELECT r.seq FROM records r WHERE {where} AND r.embedding_vec IS NOT NULL ORDER BY r.seq", params)
-        return _make_mask(np.array([row[0] for row in rows], dtype=np.int64), where, params)
+        # one row holding the list: tens of thousands of seqs cost one string, not a Python row each
+        row = self.store.query_one(f"SELECT string_agg(r.seq::text, ',' ORDER BY r.seq) FROM records r "
+                                   f"WHERE {where} AND r.embedding_vec IS NOT NULL", params)
+        seqs = np.fromstring(row[0], dtype=np.int64, sep=",") if row and row[0] else np.zeros(0, dtype=np.int64)
+        return _make_mask(seqs, where, params)
 
     # -- searching -----------------------------------------------------------------------------
 
@@ -107,10 +114,11 @@ class PgVectorIndex:
 
     def search_explained(self, query: np.ndarray, k: int, allowed: SqlMask | None = None) -> tuple[list[tuple[int, float]], dict]:
         """Top ``k`` (seq, cosine) under the mask's SQL predicate, and how the query was planned."""
-        if allowed is None or k <= 0 or not isinstance(allowed, SqlMask) or allowed.seqs is None or not allowed.seqs.size:
+        if allowed is None or k <= 0 or not isinstance(allowed, SqlMask) or (allowed.seqs is not None and not allowed.seqs.size):
             return [], {"method": "exact", "reason": "no admitted rows", "engine": "pgvector"}
         where, params = allowed.where, list(allowed.params)
-        excluded = allowed.seqs[~np.asarray(allowed, dtype=bool)]  # entries a caller switched off
+        listed = allowed.seqs if allowed.seqs is not None else np.zeros(0, dtype=np.int64)
+        excluded = listed[~np.asarray(allowed, dtype=bool)] if listed.size else listed  # entries a caller switched off
         if excluded.size:
             where += f" AND r.seq NOT IN ({','.join('?' * excluded.size)})"
             params.extend(int(s) for s in excluded)
