@@ -34,3 +34,16 @@ def writer(url: str, worker: int, writes: int, workers: int, barrier, results) -
         barrier.abort()
     finally:
         svc.close()
+
+
+def hold_write_lock(url: str, ready) -> None:
+    """Open a write transaction, write half of something, then hang (the parent kills -9 this process)."""
+    import time
+
+    from memory_core.store.backend import open_store
+
+    store = open_store(url, "2026-03-05T10:00:00Z")
+    with store.transaction() as conn:
+        store.append_event(conn, at="2026-03-05T10:00:00Z", kind="half.written", actor="doomed")
+        ready.set()
+        time.sleep(600)
