@@ -1,7 +1,8 @@
-import pytest
 """Defect 6: a shared record never shows the name of an entity its reader may not read."""
 
 from __future__ import annotations
+
+import pytest
 
 import json
 

@@ -1,8 +1,9 @@
-import pytest
 """Property: whatever words a memory holds (any script, any case), after forgetting it no byte of
 them is left in the db, WAL or SHM files — transcript, logs and FTS pages included."""
 
 from __future__ import annotations
+
+import pytest
 
 import tempfile
 import unicodedata

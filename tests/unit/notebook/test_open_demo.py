@@ -1,5 +1,6 @@
-import pytest
 """``open_demo`` opens a scratch copy at the demo's pinned time and leaves the built store alone."""
+
+import pytest
 
 from pathlib import Path
 

@@ -1,6 +1,7 @@
-import pytest
 """The empty-result gate, judged on the result set: exact reasons for an empty answer, and an entity
 match that lets results through only with support for the rest of the question."""
+
+import pytest
 
 from memory_core.retrieve.scoring import Evidence, GateFloors, weak_reason
 
