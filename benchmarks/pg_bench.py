@@ -193,7 +193,7 @@ def main() -> None:
     parser.add_argument("--searches", type=int, default=150)
     parser.add_argument("--writes", type=int, default=60)
     parser.add_argument("--writers", type=int, nargs="+", default=[1, 4, 16])
-    parser.add_argument("--throughput-writes", type=int, default=40)
+    parser.add_argument("--throughput-writes", type=int, default=200)
     parser.add_argument("--pg-url", default=None)
     args = parser.parse_args()
     # a TERM signal must still stop the server it started (the finally below)
