@@ -18,7 +18,7 @@ write-ahead log until its segments are removed. The pass, run after a forget:
 
 ``VACUUM FULL`` takes an exclusive lock per table for its rewrite (about a second at 50K records,
 see benchmarks/README.md), so it never waits long for one: ``lock_timeout`` makes it give up, and
-the pass is retried until it succeeds. Steps 3 needs the right to run CHECKPOINT and switch WAL
+the pass is retried until it succeeds. Step 3 needs the right to run CHECKPOINT and switch WAL
 (superuser or ``pg_checkpoint`` + an EXECUTE grant); without it the report says the WAL was left
 to the server's own checkpoints.
 """

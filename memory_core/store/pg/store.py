@@ -21,7 +21,6 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
 from ..urls import redact_url
 from ..db import Store
@@ -145,7 +144,3 @@ class PgStore(Store):
     @property
     def erase_pending(self) -> bool:
         return self._erase_pending
-
-    def query(self, sql: str, params: Any = ()):
-        with self.lock:
-            return self.conn.execute(sql, params).fetchall()
