@@ -119,6 +119,10 @@ def test_the_event_log_refuses_update_and_delete(any_service):
     with pytest.raises(sqlite3.DatabaseError, match="append-only"):
         with any_service.store.transaction() as conn:
             conn.execute("DELETE FROM events")
+    if any_service.store.backend == "postgresql":
+        with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+            with any_service.store.transaction() as conn:
+                conn.execute("TRUNCATE events")
     assert any_service.store.scalar("SELECT COUNT(*) FROM events WHERE actor = 'mallory'") == 0
     assert any_service.store.scalar("SELECT COUNT(*) FROM events") > 0
 
