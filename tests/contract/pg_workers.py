@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+CLAIMS = 6
+
 
 def writer(url: str, worker: int, writes: int, workers: int, barrier, results) -> None:
     """Write ``writes`` records (searching between writes), wait for every worker, then look for
@@ -21,14 +23,20 @@ def writer(url: str, worker: int, writes: int, workers: int, barrier, results) -
             assert result["ok"], result
             written.append(result["record_id"])
             session.call_tool("memory_search", {"query": f"codeword w{(worker + 1) % workers}x{i}"})
-        same = session.call_tool("memory_write", {"type": "semantic", "target": "current_project", "about": "shared",
-                                                  "about_kind": "project", "content": "The shared project's launch is on Monday."})
+        same = []
+        for claim in range(CLAIMS):  # every worker writes the same claim at the same moment
+            barrier.wait(timeout=300)
+            result = session.call_tool("memory_write", {
+                "type": "semantic", "target": "current_project", "about": "shared", "about_kind": "project",
+                "attribute": f"launch_{claim}", "content": f"The shared project's launch {claim} is on Monday."})
+            assert result["ok"], result
+            same.append(result["record_id"])
         barrier.wait(timeout=300)
         seen = {}
         for other in range(workers):
             found = session.call_tool("memory_search", {"query": f"codeword w{other}x{writes - 1}"})
             seen[other] = [r["content"] for r in found.get("results", [])]
-        results.put({"worker": worker, "written": written, "same": same.get("record_id"), "seen": seen})
+        results.put({"worker": worker, "written": written, "same": same, "seen": seen})
     except BaseException as exc:  # reported to the parent, which fails the test with it
         results.put({"worker": worker, "error": repr(exc)})
         barrier.abort()
