@@ -28,6 +28,8 @@ PAGES = [
     ("entities.py", "Entities", ":material/hub:", "entities", "view_store"),
     ("extraction.py", "Extraction", ":material/auto_awesome:", "extraction", "view_store"),
     ("logs.py", "Logs", ":material/receipt_long:", "logs", "view_store"),
+    ("session_context.py", "Session context", ":material/visibility:", "context", "view_store"),
+    ("ambient_profile.py", "Ambient profile", ":material/tune:", "profile", None),
 ]
 
 

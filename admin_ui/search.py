@@ -69,8 +69,8 @@ def form_problem(agent: str | None, user: str | None, query: str | None, max_cha
 
 
 def run_search(service, form: SearchForm):
-    """Run the real pipeline as (agent, user); the search is logged like an agent's."""
-    return service.search(**form.kwargs())
+    """Run the real pipeline as (agent, user); the search is logged like an agent's (origin ``admin``)."""
+    return service.search(**form.kwargs(), origin="admin")
 
 
 def load_search(service, search_id: str):

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from admin_ui import queries
+from admin_ui.ambient_view import render_ambient_review
 from admin_ui.record_view import render_record
 from admin_ui.review_view import QUEUES, bulk_form, decision_forms
 from admin_ui.runtime import get_service, get_settings
@@ -19,9 +20,14 @@ st.title("Review queue")
 show_flash()
 
 sizes = queries.review_queue_sizes(service)
+sizes["ambient"] = len(service.ambient_candidates())
+names = {**QUEUES, "ambient": "Ambient candidates"}
 queue = st.segmented_control(
-    "Queue", list(QUEUES), format_func=lambda q: f"{QUEUES[q]} ({sizes[q]})", default="provisional", key="review_queue",
+    "Queue", list(names), format_func=lambda q: f"{names[q]} ({sizes[q]})", default="provisional", key="review_queue",
 ) or "provisional"
+if queue == "ambient":
+    render_ambient_review(service, identity)
+    st.stop()
 
 c1, c2, c3 = st.columns(3)
 scope = c1.selectbox("Scope", ["(any)", *queries.known_scopes(service)], key="review_scope")

@@ -264,6 +264,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_arguments(p)
     p.set_defaults(fn=cmd_calibrate)
+    from memory_core.hostmem.fitness_cli import add_arguments as add_fitness_arguments
+
+    add_fitness_arguments(sub.add_parser("fitness", help="record or list host-memory fitness results (docs/host-memory.md)"),
+                          DEFAULT_PATH)
     return parser
 
 

@@ -103,3 +103,9 @@ class FrameworkUnavailableError(MemoryCoreError):
     """An adapter's agent framework is not installed in this environment."""
 
     code = "framework_unavailable"
+
+
+class HostMemoryNotQualifiedError(MemoryCoreError):
+    """Host-issued memory was enabled without a passing fitness result for exactly what the host runs."""
+
+    code = "host_memory_not_qualified"

@@ -350,6 +350,50 @@ class AdapterSettings(_Section):
     )
 
 
+class AmbientSettings(_Section):
+    enabled: bool = Field(
+        False,
+        description="Put the user's ambient profile (stable, trusted or reviewed response-shaping preferences) in the "
+        "prompt prefix at session start, fixed for the session (docs/ambient.md). An adapter's own ambient argument wins.",
+    )
+    max_items: int = Field(8, ge=1, le=50, description="Most records an ambient profile holds.")
+    max_tokens: int = Field(
+        200, ge=20, le=2000,
+        description="Largest ambient profile, in estimated tokens (header included); items that do not fit are left out.",
+    )
+
+
+class HostMemorySettings(_Section):
+    enabled: bool = Field(
+        False,
+        description="Host-issued conditional memory in hybrid mode: for each user turn the host finds the information "
+        "gaps the turn leaves, searches against them and appends only results that improve on a draft answered without "
+        "them (docs/host-memory.md). Off by default; an adapter refuses to start with it on unless `agent-memory "
+        "fitness run` recorded a passing result for exactly these settings, this embedder and this fitness bundle.",
+    )
+    decider: Literal["auto", "offline", "anthropic"] = Field(
+        "auto",
+        description="Who finds gaps and compares against the draft: the offline, conservative rule set, the Anthropic "
+        "model, or auto (the model when an API key is configured, else the rules). Each needs its own fitness result.",
+    )
+    max_gaps: int = Field(3, ge=1, le=8, description="Most gaps searched per user turn (one logged search each).")
+    results_per_gap: int = Field(3, ge=1, le=20, description="Search results per gap considered for admission.")
+    max_admitted: int = Field(2, ge=1, le=10, description="Most records appended for one user turn.")
+    min_cosine: float = Field(
+        0.30, ge=-1.0, le=1.0,
+        description="Offline rules: a candidate is admitted only if its cosine to the gap query is at least this "
+        "(dense agreement), besides passing the search gate and holding one of the gap's own terms (lexical agreement). "
+        "A backstop under the gate's own floors: it did not bind on the fitness bundle with the packaged MiniLM "
+        "(docs/host-memory.md).",
+    )
+    context_turns: int = Field(
+        6, ge=0, le=100,
+        description="Latest transcript turns read when deciding whether the conversation already holds what a record "
+        "says (then the draft already has it and the record is not appended).",
+    )
+    timeout_s: float = Field(15.0, gt=0, description="Timeout of each Anthropic request of the model decider.")
+
+
 class Settings(BaseSettings):
     """All configuration for a memory service."""
 
@@ -363,6 +407,8 @@ class Settings(BaseSettings):
     ui: UISettings = Field(default_factory=UISettings, description="Admin app.")
     housekeeping: HousekeepingSettings = Field(default_factory=HousekeepingSettings, description="Erasure after forgets and log retention.")
     adapters: AdapterSettings = Field(default_factory=AdapterSettings, description="Framework adapters.")
+    ambient: AmbientSettings = Field(default_factory=AmbientSettings, description="The ambient profile in the prompt prefix.")
+    host_memory: HostMemorySettings = Field(default_factory=HostMemorySettings, description="Host-issued conditional memory (hybrid mode).")
     postgres: PostgresSettings = Field(default_factory=PostgresSettings, description="The PostgreSQL store backend.")
 
 

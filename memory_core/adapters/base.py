@@ -25,7 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import IdentityError
+from ..errors import IdentityError, InvalidInputError
+from ..hostmem import open_host_memory
 from .identity import Identity
 from .modes import SEARCH_TOOL, TriggerMode, check_trigger_mode, host_searches, model_searches
 from .policy import memory_policy
@@ -76,13 +77,20 @@ class MemoryRuntime:
     """The framework-neutral half of an adapter: one per adapter instance, safe across threads."""
 
     def __init__(self, service: "MemoryService", *, framework: str, trigger_mode: TriggerMode | str | None = None,
-                 listeners: list[Listener] | tuple[Listener, ...] = ()) -> None:
+                 listeners: list[Listener] | tuple[Listener, ...] = (), ambient: bool | None = None) -> None:
         self.service = service
         self.framework = framework
         self.trigger_mode: TriggerMode = check_trigger_mode(trigger_mode or service.settings.adapters.trigger_mode)
+        # The ambient profile is off unless the host turns it on (this argument, else the setting).
+        if ambient is not None and not isinstance(ambient, bool):
+            raise InvalidInputError(f"ambient must be true, false or None (the setting); got {ambient!r}", field="ambient")
+        self.ambient = service.settings.ambient.enabled if ambient is None else ambient
         self._listeners = list(listeners)
         self._open: dict[str, "Session"] = {}
+        self._viewed: set[str] = set()  # sessions whose first model call is recorded (this process)
         self._lock = threading.RLock()
+        # hybrid with host_memory.enabled: refused here, at construction, without a passing fitness result
+        self.host_memory = open_host_memory(service, self.trigger_mode)
 
     # -- prompt prefix and tools ----------------------------------------------------------------
 
@@ -98,6 +106,40 @@ class MemoryRuntime:
         """The core's tool definitions (name, description, input_schema) offered in this mode."""
         offered = set(self.tool_names())
         return [schema for schema in self.service.tool_schemas() if schema["name"] in offered]
+
+    def context(self, session: "Session") -> dict[str, Any]:
+        """The prefix recorded for ``session`` when it was opened (policy, ambient profile, tools).
+
+        Read from the store on each call (a primary-key lookup): the recorded row is the one source,
+        so every process serving the session sends the same prefix, and a record forgotten during
+        the session leaves it at once (erasure replaces its line; nothing else ever changes it).
+        """
+        recorded = self.service.session_context(session.id)
+        if recorded is None:
+            recorded = self._record_context(session)
+        return recorded
+
+    def profile_text(self, session: "Session") -> str | None:
+        """The session's ambient profile block as recorded at its start (None when off or empty)."""
+        return self.context(session).get("profile_text")
+
+    def prefix(self, session: "Session") -> str:
+        """What the adapter adds to the system prompt: the policy, then the session's profile."""
+        recorded = self.context(session)
+        return "\n\n".join(part for part in (recorded["policy"], recorded.get("profile_text")) if part)
+
+    def note_model_call(self, session: "Session", system_text: str, tools: Callable[[], list[dict[str, Any]]]) -> None:
+        """Record the system text and tool list of the session's first model call (once per session)."""
+        with self._lock:
+            if session.id in self._viewed:
+                return
+            self._viewed.add(session.id)
+        self.service.record_model_view(session.id, system_text=system_text, offered_tools=tools())
+
+    def _record_context(self, session: "Session") -> dict[str, Any]:
+        return self.service.open_session_context(
+            session, policy=self.policy(), memory_tools=self.tool_schemas(), ambient=self.ambient,
+            framework=self.framework, trigger_mode=self.trigger_mode)
 
     # -- events ---------------------------------------------------------------------------------
 
@@ -131,6 +173,8 @@ class MemoryRuntime:
             })
             session = self.service.session(identity.session_id)
             self._open[identity.session_id] = session
+            # The prefix (and the ambient profile in it) is fixed here, at session start.
+            self._record_context(session)
         self._emit(AdapterEvent("session_started", session.id, self.framework))
         return session
 
@@ -153,6 +197,7 @@ class MemoryRuntime:
         """End the session (``session_ended``); returns the queued extraction run id, if any."""
         with self._lock:
             self._open.pop(session_id, None)
+            self._viewed.discard(session_id)
         run_id = self.service.handle_event({"type": "session_ended", "session_id": session_id}).get("extraction_run_id")
         self._emit(AdapterEvent("session_ended", session_id, self.framework, extraction_run_id=run_id))
         return run_id
@@ -171,13 +216,19 @@ class MemoryRuntime:
 
     def host_search(self, session: "Session", user_text: str) -> dict[str, Any] | None:
         """The host's search for one user turn (auto and hybrid modes): the memory_search result
-        when it has results, else None (nothing is appended for an empty or failed search)."""
+        when it has results, else None (nothing is appended for an empty or failed search).
+
+        In hybrid mode with host-issued memory on, the turn's gaps are searched instead of the
+        message, and only records that improve on a draft without them come back (logged in
+        ``host_memory_decisions``; docs/host-memory.md)."""
         if not host_searches(self.trigger_mode) or not isinstance(user_text, str):
             return None
         query = user_text.strip()[: self.service.settings.retrieval.max_query_chars]
         if not query:
             return None
-        result = session.call_tool(SEARCH_TOOL, {"query": query})
+        if self.host_memory is not None:
+            return self.host_memory.decide(session, user_text).result
+        result = session.call_tool(SEARCH_TOOL, {"query": query}, origin="host")
         if result.get("ok") and result.get("results"):
             return result
         return None

@@ -83,12 +83,15 @@ class CrewAIMemory:
     framework = FRAMEWORK
 
     def __init__(self, service: "MemoryService", *, trigger_mode: TriggerMode | str | None = None,
-                 user_message_key: str = "user_message", listeners: tuple[Listener, ...] | list[Listener] = ()) -> None:
-        self.runtime = MemoryRuntime(service, framework=FRAMEWORK, trigger_mode=trigger_mode, listeners=listeners)
+                 user_message_key: str = "user_message", listeners: tuple[Listener, ...] | list[Listener] = (),
+                 ambient: bool | None = None) -> None:
+        self.runtime = MemoryRuntime(service, framework=FRAMEWORK, trigger_mode=trigger_mode, listeners=listeners,
+                                     ambient=ambient)
         self.user_message_key = user_message_key
         self._agent_ids: dict[str, str] = {}          # CrewAI agent id (uuid) -> memory agent id
         self._crews: dict[str, "Session | None"] = {}  # crew id -> session of its running kickoff
         self._pending: dict[str, dict[str, Any]] = {}  # crew id -> host search result not yet appended
+        self._applied: dict[str, str] = {}  # crew id -> the profile block last put in its system message
         self._lock = threading.RLock()
         _register_hooks(self)
 
@@ -200,9 +203,12 @@ class CrewAIMemory:
             return self._crews.get(str(crew.id))
 
     def before_llm_call(self, context: Any) -> None:
-        """Append the host's pending search result once, on the agent's first model call."""
-        if self._running_session(context) is None:
+        """Put the session's ambient profile at the end of the system message (every call, the same
+        text), record the first call's prefix, and append the host's pending search result once."""
+        session = self._running_session(context)
+        if session is None:
             return
+        self._apply_profile(session, context)
         with self._lock:
             result = self._pending.pop(str(context.crew.id), None)
         if result is None:
@@ -212,6 +218,32 @@ class CrewAIMemory:
         context.messages.append({"role": "assistant", "content": None, "tool_calls": [
             {"id": call_id, "type": "function", "function": {"name": SEARCH_TOOL, "arguments": arguments}}]})
         context.messages.append({"role": "tool", "tool_call_id": call_id, "name": SEARCH_TOOL, "content": format_tool_result(result)})
+
+    def _apply_profile(self, session: "Session", context: Any) -> None:
+        # The policy is already in the system prompt (the equipped agent's backstory); the profile
+        # is per session, so it is added here, after the policy, to the system message CrewAI
+        # rebuilt for this kickoff (a message that already ends with it is left alone).
+        profile = self.runtime.profile_text(session)
+        messages = context.messages
+        crew_id = str(context.crew.id)
+        index = next((i for i, m in enumerate(messages) if isinstance(m, dict) and m.get("role") == "system"), None)
+        if profile:
+            if index is None:
+                messages.insert(0, {"role": "system", "content": profile})
+                index = 0
+            else:
+                text = str(messages[index].get("content") or "")
+                with self._lock:
+                    previous = self._applied.get(crew_id)
+                if previous and previous != profile and text.endswith(previous):
+                    # a record was forgotten mid-kickoff: its erased block replaces the old one
+                    text = text[: -len(previous)].rstrip("\n")
+                if not text.endswith(profile):
+                    messages[index] = {**messages[index], "content": f"{text}\n\n{profile}" if text else profile}
+            with self._lock:
+                self._applied[crew_id] = profile
+        system_text = str(messages[index].get("content") or "") if index is not None else ""
+        self.runtime.note_model_call(session, system_text, lambda: _tool_definitions(getattr(context.agent, "tools", None)))
 
     def after_llm_call(self, context: Any) -> None:
         """Record a text reply of the equipped agent as an assistant turn."""
@@ -224,6 +256,20 @@ class CrewAIMemory:
         session = self._running_session(context)
         if session is not None and context.tool_name not in MEMORY_TOOL_NAMES and context.tool_result is not None:
             self.runtime.record_turn(session, "tool", f"{context.tool_name}: {context.tool_result}")
+
+
+def _tool_definitions(tools: Any) -> list[dict[str, Any]]:
+    """An agent's tools as name, description and JSON-schema parameters (for the record)."""
+    out = []
+    for tool in tools or []:
+        schema = getattr(tool, "args_schema", None)
+        try:
+            parameters = schema.model_json_schema() if schema is not None else {}
+        except Exception:  # noqa: BLE001 - a tool whose schema cannot be rendered: keep its name
+            parameters = {}
+        out.append({"name": getattr(tool, "name", str(tool)), "description": getattr(tool, "description", ""),
+                    "parameters": parameters})
+    return out
 
 
 # CrewAI's model and tool hooks are process-wide; one set is registered, and it forwards to every

@@ -61,8 +61,10 @@ class DeepAgentsMemory:
     framework = FRAMEWORK
 
     def __init__(self, service: "MemoryService", *, trigger_mode: TriggerMode | str | None = None,
-                 agent_id: str | None = None, listeners: tuple[Listener, ...] | list[Listener] = ()) -> None:
-        self.runtime = MemoryRuntime(service, framework=FRAMEWORK, trigger_mode=trigger_mode, listeners=listeners)
+                 agent_id: str | None = None, listeners: tuple[Listener, ...] | list[Listener] = (),
+                 ambient: bool | None = None) -> None:
+        self.runtime = MemoryRuntime(service, framework=FRAMEWORK, trigger_mode=trigger_mode, listeners=listeners,
+                                     ambient=ambient)
         self.agent_id = agent_id
         self._tools = [self._make_tool(schema) for schema in self.runtime.tool_schemas()]
 
@@ -188,12 +190,35 @@ class MemoryMiddleware(AgentMiddleware):
         return {"memory_mirrored": len(messages)}
 
     def wrap_model_call(self, request: Any, handler: Any) -> Any:
-        """Append the static memory-use policy to the system message of every model call."""
-        return handler(request.override(system_message=_with_policy(request.system_message, self.memory.policy())))
+        """Append the memory-use policy (and the session's ambient profile, when on) to the system
+        message of every model call: the same text for the whole session."""
+        return handler(self._with_prefix(request))
 
     async def awrap_model_call(self, request: Any, handler: Any) -> Any:
         """The same, for agents run with ``ainvoke``/``astream``."""
-        return await handler(request.override(system_message=_with_policy(request.system_message, self.memory.policy())))
+        return await handler(self._with_prefix(request))
+
+    def _with_prefix(self, request: Any) -> Any:
+        session = self.memory.open_session()
+        runtime = self.memory.runtime
+        system = _with_policy(request.system_message, runtime.prefix(session))
+        runtime.note_model_call(session, system.text, lambda: _tool_definitions(request.tools))
+        return request.override(system_message=system)
+
+
+def _tool_definitions(tools: Any) -> list[dict[str, Any]]:
+    """The tools of a model call as name, description and JSON-schema parameters (for the record)."""
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    out = []
+    for tool in tools or []:
+        try:
+            function = convert_to_openai_tool(tool)["function"]
+        except Exception:  # noqa: BLE001 - a provider-specific tool: keep its name at least
+            function = {"name": getattr(tool, "name", None) or (tool.get("name") if isinstance(tool, dict) else str(tool))}
+        out.append({"name": function.get("name"), "description": function.get("description", ""),
+                    "parameters": function.get("parameters", {})})
+    return out
 
 
 def _with_policy(system: Any, policy: str) -> Any:

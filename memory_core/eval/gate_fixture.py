@@ -86,7 +86,7 @@ def collect(service, fixture: dict) -> list[GateFeatures]:
     out = []
     for i, item in enumerate(fixture["queries"]):
         response = retriever.search(agent_id=principal["agent_id"], user_id=principal["user_id"], query=item["query"],
-                                    settings=settings)
+                                    settings=settings, origin="eval")
         outputs = response.trace.stage("gate").outputs
         out.append(features_from_gate(f"fixture#{i}:{item['query']}", bool(item["relevant"]), outputs, "fixture"))
     return out

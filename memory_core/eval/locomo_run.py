@@ -97,12 +97,12 @@ def ask_all(store: LocomoStore, conversations: list[Conversation], *, settings=N
         def search(text: str) -> SearchObservation | None:
             nonlocal errors
             if session is not None:
-                reply = session.call_tool("memory_search", {"query": text, "limit": 10})
+                reply = session.call_tool("memory_search", {"query": text, "limit": 10}, origin="eval")
                 if not reply.get("ok"):
                     errors += 1
                     return None
                 return observe(service, reply["search_id"])
-            response = service.retriever.search(agent_id=READER, user_id=user, query=text, limit=10, settings=settings)
+            response = service.retriever.search(agent_id=READER, user_id=user, query=text, limit=10, settings=settings, origin="eval")
             return observe(service, response.search_id)
 
         covers = store.ingests[conv.sample_id].covers

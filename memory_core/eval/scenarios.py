@@ -161,7 +161,7 @@ class ScenarioRunner:
         spec = step["tool"]
         expect = step.get("expect", {})
         ctx = StepContext.before(service, number)
-        reply = sessions[spec["session"]].call_tool(spec["name"], spec.get("args", {}))
+        reply = sessions[spec["session"]].call_tool(spec["name"], spec.get("args", {}), origin="eval")
         ctx.after(service, reply)
         checks = judge_search(ctx, expect) if spec["name"] == "memory_search" else judge_write(ctx, expect)
         if spec["name"] == "memory_search" and raw.get("guard", True):

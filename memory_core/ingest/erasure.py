@@ -15,6 +15,7 @@ caller's transaction. Matching is case-insensitive and whitespace-tolerant, on t
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 from dataclasses import dataclass, field
@@ -43,6 +44,8 @@ class ErasurePlan:
     search_log: list[str] = field(default_factory=list)
     write_log: list[int] = field(default_factory=list)
     events: list[int] = field(default_factory=list)
+    session_contexts: list[str] = field(default_factory=list)  # sessions whose recorded prefix holds the text
+    host_memory: list[str] = field(default_factory=list)  # host_memory_decisions rows that issued or quoted the text
     needles: list[str] = field(default_factory=list)  # internal: the memory's texts (redacted from transcripts)
     log_needles: list[str] = field(default_factory=list)  # internal: those plus summaries and entity names (from logs)
 
@@ -61,6 +64,8 @@ class ErasurePlan:
             "search_log_rows": self.search_log,
             "write_log_rows": self.write_log,
             "event_reasons_redacted": len(self.events),
+            "session_prefixes": self.session_contexts,
+            "host_memory_decisions": self.host_memory,
             "index": "FTS rows removed and the FTS index merged; vectors marked dead; WAL truncated",
         }
 
@@ -81,6 +86,10 @@ class ErasurePlan:
             lines.append(f"{len(self.write_log)} write-log row(s) redacted")
         if self.events:
             lines.append(f"{len(self.events)} audit-event reason(s) replaced by {MARKER}")
+        if self.session_contexts:
+            lines.append(f"{len(self.session_contexts)} recorded session prefix(es) (ambient profile): the text replaced by {MARKER}")
+        if self.host_memory:
+            lines.append(f"{len(self.host_memory)} host-issued memory decision(s) redacted")
         return lines
 
 
@@ -235,9 +244,23 @@ def plan_erasure(conn: sqlite3.Connection, record: Record) -> ErasurePlan:
             f"SELECT seq FROM events WHERE record_id IN ({marks_for(ids)}) AND reason IS NOT NULL AND reason != ? "
             "AND kind != 'record.forgotten'", [*ids, REDACTED_REASON])
     ]
+    # Host-issued memory decisions (issue 15): the message appended for the model quotes the record.
+    host_rows = {r["id"] for r in _like_rows(conn, "SELECT id, gaps, message FROM host_memory_decisions", ["gaps", "message"], log_needles)}
+    for record_id in ids:
+        host_rows.update(r["id"] for r in conn.execute(
+            "SELECT id FROM host_memory_decisions WHERE candidates LIKE ?", (f'%"{record_id}"%',)))
+    plan.host_memory = sorted(host_rows)
     known_events = set(plan.events)
     plan.events.extend(r["seq"] for r in _like_rows(conn, "SELECT seq, reason FROM events", ["reason"], log_needles)
                        if r["seq"] not in known_events and r["reason"] != REDACTED_REASON)
+    # Recorded prompt prefixes (ambient profiles, docs/ambient.md) that hold one of these records
+    # or repeat its text: what the model saw stays auditable, the forgotten words do not.
+    contexts = {r["session_id"] for r in _like_rows(conn, "SELECT session_id, profile_text, system_text FROM session_context",
+                                                    ["profile_text", "system_text"], needles)}
+    for record_id in ids:
+        contexts.update(r["session_id"] for r in conn.execute(
+            "SELECT session_id FROM session_context WHERE profile_items LIKE ?", (f'%"{record_id}"%',)))
+    plan.session_contexts = sorted(contexts)
     return plan
 
 
@@ -321,3 +344,32 @@ def apply_erasure(conn: sqlite3.Connection, plan: ErasurePlan, *, now: str) -> N
         conn.execute("UPDATE write_log SET candidate = ?, validation = ? WHERE seq = ?", (REDACTED_JSON, REDACTED_JSON, seq))
     for seq in plan.events:
         conn.execute("UPDATE events SET reason = ? WHERE seq = ?", (REDACTED_REASON, seq))
+    conn.execute(f"UPDATE ambient_decisions SET reason = ? WHERE record_id IN ({marks}) AND reason IS NOT NULL",
+                 [REDACTED_REASON, *ids])
+    for session_id in plan.session_contexts:
+        row = conn.execute("SELECT profile_text, system_text, profile_items FROM session_context WHERE session_id = ?",
+                           (session_id,)).fetchone()
+        items = loads(row["profile_items"], []) or []
+        texts = list(plan.needles) + [i.get("text") for i in items if i.get("record_id") in ids and i.get("text")]
+        for item in items:
+            if item.get("record_id") in ids or _contains_any(item.get("text"), plan.needles):
+                item["text"] = MARKER
+        item_patterns = [p for p in (_span_pattern(t) for t in texts) if p is not None]
+        redacted = []
+        for text in (row["profile_text"], row["system_text"]):
+            for pattern in item_patterns:
+                text = pattern.sub(MARKER, text) if text else text
+            redacted.append(text)
+        conn.execute("UPDATE session_context SET profile_text = ?, system_text = ?, profile_items = ? WHERE session_id = ?",
+                     (*redacted, dumps(items), session_id))
+    for decision_id in plan.host_memory:
+        row = conn.execute("SELECT gaps, candidates, message FROM host_memory_decisions WHERE id = ?", (decision_id,)).fetchone()
+        message = row["message"]
+        if message is not None:
+            # the same one-line JSON the model read, with every string repeating the text replaced
+            message = json.dumps(_scrub(loads(message, {}), log_needles, set(ids)), ensure_ascii=False, default=str)
+        # a model's verdict on a forgotten record may paraphrase it: its reason goes whole
+        candidates = [{**c, "reason": MARKER} if isinstance(c, dict) and c.get("record_id") in ids else c
+                      for c in _scrub(loads(row["candidates"], []), log_needles, set(ids))]
+        conn.execute("UPDATE host_memory_decisions SET gaps = ?, candidates = ?, message = ? WHERE id = ?",
+                     (dumps(_scrub(loads(row["gaps"], []), log_needles, set(ids))), dumps(candidates), message, decision_id))

@@ -37,7 +37,7 @@ from .ranking import BudgetStage, CollapseStage, FreshnessStage, FusionStage, Ga
 from .rerank import RerankStage, build_reranker
 from .rewrite import QueryRewriter
 from .search_log import LogStage, load_search, log_failure, logged_request
-from .search_types import SearchRequest, SearchResponse, SearchResult, SearchTrace
+from .search_types import SEARCH_ORIGINS, SearchRequest, SearchResponse, SearchResult, SearchTrace
 
 _DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 MAX_HINTS = 20
@@ -140,14 +140,14 @@ class Retriever:
         time_from: datetime | str | None = None, time_to: datetime | str | None = None,
         entity_hints: list[str] | None = None, limit: int | None = None, historical: bool = False,
         context: str | None = None, rewrite: bool | None = None, rerank: bool | None = None,
-        session_id: str | None = None, settings: RetrievalSettings | None = None,
+        session_id: str | None = None, settings: RetrievalSettings | None = None, origin: str | None = None,
     ) -> SearchResponse:
         """Validate the arguments and run the pipeline (see :meth:`MemoryService.search`)."""
         settings = settings or self.settings
         request = build_request(
             settings, agent_id=agent_id, user_id=user_id, query=query, types=types, time_from=time_from,
             time_to=time_to, entity_hints=entity_hints, limit=limit, historical=historical, context=context,
-            rewrite=rewrite, rerank=rerank, session_id=session_id,
+            rewrite=rewrite, rerank=rerank, session_id=session_id, origin=origin,
         )
         return self.run(request, settings=settings)
 
@@ -182,7 +182,7 @@ class Retriever:
         """A logged search rebuilt from the search log (``from_log`` set)."""
         return load_search(self.store, search_id)
 
-    def replay(self, search_id: str, *, logged_settings_too: bool = True) -> SearchResponse:
+    def replay(self, search_id: str, *, logged_settings_too: bool = True, origin: str | None = "admin") -> SearchResponse:
         """Run a logged search again (same principal, query and options) against the store as it is now.
 
         With ``logged_settings_too`` the retrieval settings of the original run are used, so a
@@ -191,6 +191,7 @@ class Retriever:
         """
         request, settings = logged_request(self.store, search_id)
         request.replay_of = search_id
+        request.origin = check_origin(origin)
         return self.run(request, settings=settings if logged_settings_too else None)
 
 
@@ -213,6 +214,7 @@ def build_request(settings: RetrievalSettings, **args: Any) -> SearchRequest:
     session_id = args.get("session_id")
     if session_id is not None:
         validate_id(session_id, "session_id")
+    origin = check_origin(args.get("origin"))
     query = args["query"]
     check_texts({"query": query, "entity_hints": args.get("entity_hints"), "context": args.get("context")})
     if not isinstance(query, str) or not query.strip():
@@ -244,6 +246,13 @@ def build_request(settings: RetrievalSettings, **args: Any) -> SearchRequest:
     return SearchRequest(
         agent_id=agent_id, user_id=user_id, query=query, types=types, time_from=time_from, time_to=time_to,
         entity_hints=[h.strip() for h in hints], limit=limit, historical=bool(args.get("historical")), context=context,
-        rewrite=args.get("rewrite"), rerank=args.get("rerank"), session_id=session_id,
+        rewrite=args.get("rewrite"), rerank=args.get("rerank"), session_id=session_id, origin=origin,
     )
 
+
+
+def check_origin(origin: Any) -> str | None:
+    """``origin`` if it is None or one of SEARCH_ORIGINS, else InvalidInputError naming them."""
+    if origin is not None and origin not in SEARCH_ORIGINS:
+        raise InvalidInputError(f"origin must be one of {', '.join(SEARCH_ORIGINS)}; got {str(origin)[:40]!r}", field="origin")
+    return origin

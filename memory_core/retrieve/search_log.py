@@ -55,9 +55,9 @@ class LogStage:
             ctx.total_ms = ctx.elapsed_ms()
             conn.execute(
                 "INSERT INTO search_log (id, at, agent_id, user_id, session_id, raw_query, rewritten_query, rewrite_status, "
-                "request, scopes, trace, result_ids, empty_reason, stages, total_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "request, scopes, trace, result_ids, empty_reason, stages, total_ms, origin) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (ctx.search_id, ctx.at, req.agent_id, req.user_id, req.session_id, req.query, ctx.rewritten_query,
-                 ctx.rewrite_status, request, scopes_blob, trace_blob, result_ids, ctx.empty_reason, dumps(stages), ctx.total_ms),
+                 ctx.rewrite_status, request, scopes_blob, trace_blob, result_ids, ctx.empty_reason, dumps(stages), ctx.total_ms, req.origin),
             )
         ctx.io(outputs={"search_id": ctx.search_id})
         return ctx
@@ -85,10 +85,10 @@ def log_failure(ctx: SearchContext, exc: BaseException) -> None:
     with ctx.deps.store.transaction() as conn:
         conn.execute(
             "INSERT OR IGNORE INTO search_log (id, at, agent_id, user_id, session_id, raw_query, rewritten_query, rewrite_status, "
-            "request, scopes, trace, result_ids, empty_reason, stages, total_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "request, scopes, trace, result_ids, empty_reason, stages, total_ms, origin) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (ctx.search_id, ctx.at, req.agent_id, req.user_id, req.session_id, req.query, ctx.rewritten_query,
              ctx.rewrite_status, _request_blob(conn, ctx), dumps({}), dumps_compressed(trace), "[]", error,
-             dumps({s.name: s.ms for s in ctx.stages}), ctx.elapsed_ms()),
+             dumps({s.name: s.ms for s in ctx.stages}), ctx.elapsed_ms(), req.origin),
         )
 
 

@@ -22,6 +22,11 @@ def _shallow(obj: Any) -> dict[str, Any]:
     return {f.name: getattr(obj, f.name) for f in fields(obj)}
 
 
+# Who made a search (search_log.origin): the model's own memory_search call, the adapter host's
+# search in auto/hybrid, a person in the admin app (explorer, replay), or an evaluation harness.
+SEARCH_ORIGINS = ("model", "host", "admin", "eval")
+
+
 @dataclass
 class SearchRequest:
     """One memory_search call as the pipeline received it (validated and normalised)."""
@@ -40,6 +45,7 @@ class SearchRequest:
     rerank: bool | None = None
     session_id: str | None = None
     replay_of: str | None = None
+    origin: str | None = None  # who searched (SEARCH_ORIGINS); never part of the model's tool schema
 
     def to_dict(self) -> dict[str, Any]:
         out = _shallow(self)

@@ -43,13 +43,14 @@ from ..store.backend import open_store
 from ..store.db import Store
 from ..store.doctor import DoctorReport, run_doctor
 from ..store.records import Record
+from .ambient_methods import AmbientMethods
 from .embedders import shared_embedder
 from .extraction_methods import ExtractionMethods
 from .session import Session
 from .tool_surface import ToolSurface, default_tool_surface
 
 
-class MemoryService(ExtractionMethods):
+class MemoryService(ExtractionMethods, AmbientMethods):
     """A memory store opened for use: SQLite, vector index, embedder, write path, retriever and tools."""
 
     def __init__(self, store: Store, settings: Settings, clock: Clock, embedder, *, llm=None,
@@ -333,23 +334,24 @@ class MemoryService(ExtractionMethods):
         time_from: datetime | str | None = None, time_to: datetime | str | None = None,
         entity_hints: list[str] | None = None, limit: int | None = None, historical: bool = False,
         context: str | None = None, rewrite: bool | None = None, rerank: bool | None = None,
-        session_id: str | None = None,
+        session_id: str | None = None, origin: str | None = None,
     ):
         """Run the retrieval pipeline as (agent, user); returns a ``memory_core.retrieve.SearchResponse``
         with results, explanations, the empty reason and the stage trace. Every call is logged."""
         return self.retriever.search(
             agent_id=agent_id, user_id=user_id, query=query, types=types, time_from=time_from, time_to=time_to,
             entity_hints=entity_hints, limit=limit, historical=historical, context=context, rewrite=rewrite,
-            rerank=rerank, session_id=session_id,
+            rerank=rerank, session_id=session_id, origin=origin,
         )
 
     def load_search(self, search_id: str):
         """A logged search rebuilt from the search log as a ``SearchResponse`` (``from_log`` set)."""
         return self.retriever.load(search_id)
 
-    def replay_search(self, search_id: str):
-        """Run a logged search again now, with its logged settings; the replay is logged too."""
-        return self.retriever.replay(search_id)
+    def replay_search(self, search_id: str, *, origin: str | None = "admin"):
+        """Run a logged search again now, with its logged settings; the replay is logged too
+        (with ``origin``, by default ``admin``)."""
+        return self.retriever.replay(search_id, origin=origin)
 
     # -- inspection ---------------------------------------------------------------------------
 

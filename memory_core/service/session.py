@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -17,6 +18,15 @@ from ..store.db import Store
 from .tool_surface import ToolSurface
 
 TURN_ROLES = ("user", "assistant", "tool", "system")
+# Who is behind the tool call running in this thread or task (search_log.origin). A context
+# variable, not a tool argument: the model's tool schema never offers it, and concurrent calls on
+# one session (a framework running tools in parallel) each keep their own.
+_CALL_ORIGIN: ContextVar[str | None] = ContextVar("memory_call_origin", default=None)
+
+
+def call_origin() -> str | None:
+    """The origin of the tool call in progress (``model`` unless the caller said otherwise)."""
+    return _CALL_ORIGIN.get()
 MAX_TURN_CHARS = 200_000
 
 
@@ -84,11 +94,19 @@ class Session:
             return None
         return "\n".join(f"{row['role']}: {row['content']}" for row in rows)[-chars:]
 
-    def call_tool(self, name: str, arguments: dict | str | None) -> dict:
-        """Run a tool as this session's principal; always returns a JSON-able dict."""
+    def call_tool(self, name: str, arguments: dict | str | None, *, origin: str = "model") -> dict:
+        """Run a tool as this session's principal; always returns a JSON-able dict.
+
+        ``origin`` says who made the call (``model``, or ``host``/``admin``/``eval``); a search
+        logs it in ``search_log.origin``.
+        """
         if self.ended:
             return {"ok": False, "error": SessionClosedError(f"session {self.id} has ended").to_dict()}
-        return self.service.tools.call(self, name, arguments)
+        token = _CALL_ORIGIN.set(origin)
+        try:
+            return self.service.tools.call(self, name, arguments)
+        finally:
+            _CALL_ORIGIN.reset(token)
 
     def tool_schemas(self) -> list[dict]:
         """Tool definitions with this session's write targets as the allowed values."""

@@ -11,7 +11,7 @@ import sqlite3
 from collections.abc import Callable
 
 from ..errors import MigrationError
-from . import migrations_hardening
+from . import migrations_ambient, migrations_hardening, migrations_hostmem
 
 Migration = Callable[[sqlite3.Connection], None]
 MIGRATIONS: dict[int, tuple[str, Migration]] = {}
@@ -436,3 +436,10 @@ def _m0080_session_origin(conn: sqlite3.Connection) -> None:
 migration(60, "event reasons can be redacted when a record is forgotten")(migrations_hardening.allow_event_redaction)
 migration(61, "tombstones hold no attribute or subject; FTS rows name only same-scope entities")(
     migrations_hardening.empty_tombstones_and_scope_fts)
+
+# The ambient profile and what a model saw (issue 15), in their own module.
+migration(90, "search origin: model, host, admin or eval")(migrations_ambient.search_origin)
+migration(91, "ambient profile decisions per record lineage")(migrations_ambient.ambient_decisions)
+migration(92, "session context: the prompt prefix as the model received it")(migrations_ambient.session_context)
+# Host-issued conditional memory (issue 15): decisions per user turn and recorded fitness results.
+migration(95, "host-issued memory decisions and fitness results")(migrations_hostmem.host_memory_tables)

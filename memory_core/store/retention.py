@@ -36,12 +36,12 @@ class PruneReport:
         return sum(self.deleted.values())
 
 
-def _delete_older(store, table: str, cutoff: str, batch: int) -> int:
+def _delete_older(store, table: str, cutoff: str, batch: int, key: str = "seq") -> int:
     deleted = 0
     while True:
         with store.transaction() as conn:
             cur = conn.execute(
-                f"DELETE FROM {table} WHERE seq IN (SELECT seq FROM {table} WHERE at < ? ORDER BY seq LIMIT ?)", (cutoff, batch)
+                f"DELETE FROM {table} WHERE {key} IN (SELECT {key} FROM {table} WHERE at < ? ORDER BY {key} LIMIT ?)", (cutoff, batch)
             )
             deleted += cur.rowcount
         if cur.rowcount < batch:
@@ -75,6 +75,8 @@ def prune_logs(store, settings, now: datetime, *, actor: str = "maintenance") ->
     if settings.search_log_max_age_days is not None:
         cutoff = format_ts(now - timedelta(days=settings.search_log_max_age_days))
         report.deleted["search_log (age)"] = _delete_older(store, "search_log", cutoff, batch)
+        # host-issued memory decisions name their gap searches: they go with the search log's age limit
+        report.deleted["host_memory_decisions (age)"] = _delete_older(store, "host_memory_decisions", cutoff, batch, "rowid")
     if settings.search_log_max_mb is not None:
         report.deleted["search_log (size)"] = _trim_search_log(store, int(settings.search_log_max_mb * 1_000_000), batch)
     if settings.write_log_max_age_days is not None:

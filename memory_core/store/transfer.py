@@ -34,12 +34,14 @@ TABLES: tuple[tuple[str, str], ...] = (
     ("sessions", "rowid"), ("turns", "session_id, turn"), ("extraction_runs", "rowid"),
     ("extraction_candidates", "run_id, attempt, idx"), ("extraction_attempts", "run_id, attempt"),
     ("events", "seq"), ("write_log", "seq"), ("search_log", "seq"), ("search_settings", "id"),
-    ("index_changes", "version"),
+    ("index_changes", "version"), ("ambient_decisions", "seq"), ("session_context", "session_id"),
+    ("host_memory_decisions", "rowid"), ("fitness_results", "rowid"),
 )
-ROWID_TABLES = {"record_entities", "sessions", "extraction_runs"}  # SQLite rowid ↔ PostgreSQL rowid column
+ROWID_TABLES = {"record_entities", "sessions", "extraction_runs", "host_memory_decisions", "fitness_results"}  # SQLite rowid ↔ PostgreSQL rowid column
 BYTES_COLUMNS = {("records", "embedding"), ("search_log", "trace")}
 IDENTITY = {"records": "seq", "events": "seq", "write_log": "seq", "search_log": "seq", "index_changes": "version",
-            "record_entities": "rowid", "sessions": "rowid", "extraction_runs": "rowid"}
+            "record_entities": "rowid", "sessions": "rowid", "extraction_runs": "rowid", "ambient_decisions": "seq",
+            "host_memory_decisions": "rowid", "fitness_results": "rowid"}
 BATCH = 2000
 
 

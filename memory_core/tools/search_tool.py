@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from pydantic import Field, field_validator
 
 from ..clock import parse_ts
+from ..service.session import call_origin
 from ..settings import Settings
 from .registry import register
 from .schemas import RecordType, ToolInput
@@ -59,6 +60,6 @@ def memory_search(session: "Session", args: MemorySearchInput) -> dict:
     response = service.search(
         agent_id=session.agent_id, user_id=session.user_id, query=args.query, types=args.types,
         time_from=args.time_from, time_to=args.time_to, entity_hints=args.entity_hints, limit=args.limit,
-        historical=args.historical, context=context, session_id=session.id,
+        historical=args.historical, context=context, session_id=session.id, origin=call_origin(),
     )
     return response.to_tool_result()

@@ -32,7 +32,7 @@ class DeepAgentsHarness:
     framework = "deepagents"
 
     def __init__(self, service, *, trigger_mode="tool_only", agent_id="assistant", user_id="alice", session_id="ses-1",
-                 project_id=None, listeners=(), model=None):
+                 project_id=None, listeners=(), model=None, ambient=None):
         from deepagents import create_deep_agent
         from langchain_core.tools import StructuredTool
         from langgraph.checkpoint.memory import InMemorySaver
@@ -41,7 +41,7 @@ class DeepAgentsHarness:
         from memory_core.adapters.scripted_langchain import ScriptedChatModel
 
         self.script = Script()
-        self.memory = DeepAgentsMemory(service, trigger_mode=trigger_mode, listeners=list(listeners))
+        self.memory = DeepAgentsMemory(service, trigger_mode=trigger_mode, listeners=list(listeners), ambient=ambient)
         lookup = StructuredTool.from_function(lambda order_id: ORDER_TEXT, name="lookup_order",
                                               description="Look up an order's shipping status by its id.")
         self.agent = create_deep_agent(model=model or ScriptedChatModel(script=self.script), tools=[lookup],
@@ -70,7 +70,7 @@ class CrewAIHarness:
     framework = "crewai"
 
     def __init__(self, service, *, trigger_mode="tool_only", agent_id="assistant", user_id="alice", session_id="ses-1",
-                 project_id=None, listeners=(), model=None):
+                 project_id=None, listeners=(), model=None, ambient=None):
         from crewai import Agent, Crew, Task
         from crewai.tools import BaseTool
 
@@ -85,7 +85,7 @@ class CrewAIHarness:
                 return ORDER_TEXT
 
         self.script = Script()
-        self.memory = CrewAIMemory(service, trigger_mode=trigger_mode, listeners=list(listeners))
+        self.memory = CrewAIMemory(service, trigger_mode=trigger_mode, listeners=list(listeners), ambient=ambient)
         agent = Agent(role="Assistant", goal="Help the user", backstory="You are a helpful assistant.",
                       llm=model or ScriptedLLM(model="scripted", script=self.script), tools=[LookupOrder()], allow_delegation=False)
         self.memory.equip(agent, agent_id=agent_id)

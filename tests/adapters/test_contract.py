@@ -248,3 +248,70 @@ def test_unicode_turns_round_trip_through_the_framework(framework, store):
     harness = make_harness(framework, store)
     harness.user_turn(text, [Say("Schön! 🦊 {ok}")])
     assert [t["content"] for t in store.transcript("ses-1")] == [text, "Schön! 🦊 {ok}"]
+
+
+def _stored_preferences(service):
+    """Two trusted preferences and one conditional fact, saved in an earlier session."""
+    earlier = service.start_session(agent_id="assistant", user_id="alice", session_id="earlier")
+    for words, content, attribute in (("Please answer me in French.", "The user wants answers in French.", "language"),
+                                      ("I prefer concise answers with code first.",
+                                       "The user prefers concise answers with code first.", "answer_style"),
+                                      ("I'm flying to Lisbon on 3 July.", "The user is flying to Lisbon on 3 July.", "trip")):
+        earlier.record_turn("user", words)
+        assert earlier.call_tool("memory_write", {"type": "semantic", "content": content, "attribute": attribute,
+                                                  "source_kind": "user_statement", "evidence": words})["ok"]
+    earlier.end()
+
+
+@pytest.mark.parametrize("mode", ["tool_only", "hybrid"])
+def test_the_ambient_profile_follows_the_policy_and_never_changes(framework, store, mode):
+    _stored_preferences(store)
+    harness = make_harness(framework, store, trigger_mode=mode, ambient=True)
+    harness.user_turn(PREFERENCE, [Call(WRITE_PREFERENCE), Say("Noted.")])
+    harness.user_turn("Answer me in German from now on.", [Call(("memory_write", {
+        "type": "semantic", "content": "The user wants answers in German.", "attribute": "language",
+        "source_kind": "user_statement", "evidence": "Answer me in German from now on"})), Say("Gut.")])
+    harness.user_turn("What did I ask for?", [Call(("memory_search", {"query": "answer language"})), Say("German.")])
+    requests = harness.script.requests
+    prefixes = {(r.system, repr(sorted(r.tools, key=lambda t: t["name"]))) for r in requests}
+    assert len(prefixes) == 1, "system prompt (profile included) and tools are identical for every model call"
+    recorded = store.session_context("ses-1")
+    system = requests[0].system
+    profile = recorded["profile_text"]
+    assert profile and [i["text"] for i in recorded["profile_items"]] == [
+        "The user wants answers in French.", "The user prefers concise answers with code first."]
+    assert system.index(memory_policy(mode)) < system.index(profile), "the profile comes after the policy"
+    assert "Lisbon" not in system and "German" not in system  # conditional facts and later writes stay out
+    assert recorded["system_text"] == system
+    assert {t["name"] for t in recorded["offered_tools"]} >= {*EXPECTED_TOOLS[mode], "lookup_order"}
+    assert sorted(t["name"] for t in recorded["memory_tools"]) == EXPECTED_TOOLS[mode]
+    # the next session gets the profile as it is now
+    harness.end()
+    later = make_harness(framework, store, trigger_mode=mode, ambient=True, session_id="ses-2")
+    later.user_turn("Hi.", [Say("Hallo.")])
+    assert "German" in later.script.requests[0].system and "French" not in later.script.requests[0].system
+
+
+def test_the_ambient_profile_is_off_unless_enabled(framework, store):
+    _stored_preferences(store)
+    harness = make_harness(framework, store)
+    harness.user_turn("Hello there.", [Say("Hi!")])
+    assert "French" not in harness.script.requests[0].system
+    recorded = store.session_context("ses-1")
+    assert recorded["ambient_enabled"] is False and recorded["profile_text"] is None
+    assert recorded["system_text"] == harness.script.requests[0].system
+
+
+def test_forgetting_a_profile_record_takes_it_out_of_the_running_session(framework, store):
+    _stored_preferences(store)
+    french = store.store.scalar("SELECT id FROM records WHERE content = 'The user wants answers in French.'")
+    harness = make_harness(framework, store, ambient=True)
+    harness.user_turn("Forget that I want French.", [Call(("memory_forget", {"record_id": french, "reason": "asked"})),
+                                                      Say("Forgotten.")])
+    harness.user_turn("Hi.", [Say("Hello.")])
+    systems = [r.system for r in harness.script.requests]
+    assert "answers in French" in systems[0]
+    after = systems[1:]
+    assert len(set(after)) == 1, "after the forget the prefix is stable again"
+    assert "French" not in after[0] and "[forgotten]" in after[0] and after[0].count("About this user") == 1
+    assert "concise answers with code first" in after[0]

@@ -6,7 +6,8 @@ from memory_core.store.backend import open_store
 from tests import pg_server
 
 # Columns only the PostgreSQL schema has, on purpose (memory_core/store/pg/schema.py says why).
-PG_ONLY = {("records", "embedding_vec"), ("record_entities", "rowid"), ("sessions", "rowid"), ("extraction_runs", "rowid")}
+PG_ONLY = {("records", "embedding_vec"), ("record_entities", "rowid"), ("sessions", "rowid"), ("extraction_runs", "rowid"),
+           ("host_memory_decisions", "rowid"), ("fitness_results", "rowid")}
 
 
 def test_sqlite_and_postgresql_schemas_have_the_same_tables_and_columns(tmp_path):

@@ -34,7 +34,7 @@ import psycopg
 ERASE_TABLES = (
     "records", "records_fts", "record_entities", "entities", "entity_aliases", "procedures", "turns",
     "events", "write_log", "search_log", "extraction_candidates", "extraction_attempts", "extraction_runs",
-    "sessions", "index_changes", "store_meta",
+    "sessions", "index_changes", "store_meta", "ambient_decisions", "session_context", "host_memory_decisions",
 )
 
 

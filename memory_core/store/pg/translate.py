@@ -36,6 +36,7 @@ from functools import lru_cache
 SEQUENCE_COLUMNS = {
     "records": "seq", "events": "seq", "write_log": "seq", "search_log": "seq", "index_changes": "version",
     "record_entities": "rowid", "sessions": "rowid", "extraction_runs": "rowid",
+    "ambient_decisions": "seq", "host_memory_decisions": "rowid", "fitness_results": "rowid",
 }
 
 # Primary keys, for INSERT OR REPLACE (PostgreSQL must name the conflict it resolves).
@@ -45,7 +46,8 @@ PRIMARY_KEYS = {
     "sessions": ("id",), "turns": ("session_id", "turn"), "extraction_runs": ("id",),
     "extraction_candidates": ("run_id", "attempt", "idx"), "extraction_attempts": ("run_id", "attempt"),
     "procedures": ("record_id",), "search_settings": ("id",), "search_log": ("seq",), "events": ("seq",),
-    "write_log": ("seq",), "index_changes": ("version",),
+    "write_log": ("seq",), "index_changes": ("version",), "ambient_decisions": ("seq",),
+    "session_context": ("session_id",), "host_memory_decisions": ("id",), "fitness_results": ("id",),
 }
 
 _TOKENS = re.compile(r"""('(?:[^']|'')*')|("(?:[^"]|"")*")|(\?)|(%)|([^'"?%]+)""", re.S)
