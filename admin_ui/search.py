@@ -181,3 +181,21 @@ def ids_in(items: Any) -> set[str]:
 
 def scope_rows(response) -> list[dict[str, str]]:
     return [{"scope": scope, "why readable": why} for scope, why in sorted(response.explanation.scopes.items())]
+
+
+def known_name_line(gate_outputs: dict[str, Any]) -> str | None:
+    """One line for the stage stepper on how the gate judged a question naming a known entity
+    (the known-name model's probability against its floor, or the two-floor rule's values)."""
+    names = gate_outputs.get("known_names") or []
+    if not names:
+        return None
+    model = gate_outputs.get("name_model")
+    if model:
+        verdict = "passes" if model["probability"] >= model["floor"] else "refuses"
+        features = ", ".join(f"{k} {'none' if v is None else f'{v:.2f}'}" for k, v in model["features"].items())
+        return (f"Known-name model for {', '.join(names)}: p {model['probability']:.3f} vs floor {model['floor']:g} "
+                f"({verdict}); {features}")
+    cosine, lexical = gate_outputs.get("best_rest_cosine"), gate_outputs.get("best_rest_lexical")
+    return (f"Known names {', '.join(names)}: best cosine without the names "
+            f"{'none' if cosine is None else f'{cosine:.2f}'}, best lexical on the other words "
+            f"{'none' if lexical is None else f'{lexical:.2f}'}")

@@ -64,6 +64,9 @@ def render_stage_stepper(response, contents: dict[str, str] | None = None) -> No
             st.text(f"Gate decision: {decision}")
             if (stage.outputs or {}).get("unknown_names"):
                 st.text("Names in the query that no readable record holds: " + ", ".join(stage.outputs["unknown_names"]))
+            line = search.known_name_line(stage.outputs or {})
+            if line:
+                st.text(line)
         for note in stage.notes:
             st.text(note)
         left, right = st.columns(2)

@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     folds = folds_of(conversations)
     shipped_settings = service.settings.retrieval
     try:
-        open_settings = shipped_settings.model_copy(update={"cosine_floor": -1.0, "name_rest_cosine": -1.0, "freshness_weight": 0.0})
+        open_settings = shipped_settings.model_copy(update={"cosine_floor": -1.0, "name_rest_cosine": -1.0, "name_model_floor": -1.0, "freshness_weight": 0.0})
         open_run = ask_all(store, conversations, settings=open_settings, label="open")
         questions = abl.logged_questions(store, conversations, open_run)
         covers = {c.sample_id: ingests[c.sample_id].covers for c in conversations}
@@ -130,7 +130,8 @@ def main(argv: list[str] | None = None) -> int:
                   f"{fold['held_out']['false_empty']:.3f}, correct-empty {fold['held_out']['correct_empty_off_topic']:.3f} "
                   f"(named {fold['held_out']['correct_empty_named']:.3f})", flush=True)
         ablation = replay_table(questions, covers, shipped_settings, folds)
-        rrf_choice = abl.choose_rrf_k(questions, covers, folds, k_per_generator=shipped_settings.candidates_per_generator)
+        rrf_choice = abl.choose_rrf_k(questions, covers, folds, k_per_generator=shipped_settings.candidates_per_generator,
+                                      name_stripped=shipped_settings.rest_list_in_fusion)
         shipped_run = ask_all(store, conversations, label="shipped")
         passes = {"open": open_run, "shipped": shipped_run}
         summaries = {name: summarise(run) for name, run in passes.items()}

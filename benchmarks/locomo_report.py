@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from memory_core.eval import report as rep
-from memory_core.eval.gate_calibration import ALL_FLOORS
+from memory_core.eval.gate_calibration import FLOOR_NAMES, REST_NAMES
 from memory_core.eval.locomo import CATEGORY_NAMES
 
 HERE = Path(__file__).resolve().parent
@@ -50,16 +50,29 @@ def category_markdown(result: dict) -> str:
                       "returned", "returned − best single", "false-empty"], rows)
 
 
+def _floors_text(floors: dict) -> str:
+    """The seven floors, then the known-name model (floor and weights) when it is on."""
+    text = " / ".join(f"{floors[n]:g}" for n in FLOOR_NAMES + REST_NAMES)
+    if floors.get("name_model_floor", -1) > -1:
+        text += f"; model p ≥ {floors['name_model_floor']:g}, weights [{', '.join(f'{w:.3g}' for w in floors['name_model_weights'])}]"
+    return text
+
+
 def calibration_markdown(result: dict) -> str:
     c = result["calibration"]
     sep = c["separation"]
     rows = []
     for fold in c["folds"]:
         tr, ho = fold["train_outcome"], fold["held_out"]
-        rows.append([", ".join(fold["train"]), " / ".join(f"{fold['floors'][n]:g}" for n in ALL_FLOORS),
+        rows.append([", ".join(fold["train"]), _floors_text(fold["floors"]),
                      tr["false_empty"], tr["correct_empty_off_topic"], tr["correct_empty_named"],
                      ho["false_empty"], ho["correct_empty_off_topic"], ho["correct_empty_named"],
                      len(fold["guards"]["lost"]), len(fold["guards"]["leaked"])])
+    rule_rows = [[", ".join(fold["train"]),
+                  f"{fold['train_outcome']['rule']['floors']['name_rest_cosine']:g} / {fold['train_outcome']['rule']['floors']['name_rest_lexical']:g}",
+                  fold["train_outcome"]["rule"]["held_out"]["false_empty"], fold["train_outcome"]["rule"]["held_out"]["correct_empty_named"],
+                  fold["held_out"]["false_empty"], fold["held_out"]["correct_empty_named"]]
+                 for fold in c["folds"] if fold["train_outcome"].get("rule")]
     shipped = c["shipped"]
     shipped_rows = [[f"half {k[-1:].replace('0', 'A').replace('1', 'B')}", o["false_empty"], o["correct_empty_off_topic"],
                      o["correct_empty_named"]] for k, o in c["shipped_outcome"].items()]
@@ -67,7 +80,9 @@ def calibration_markdown(result: dict) -> str:
     lines = [
         "Procedure: [docs/calibration.md](../docs/calibration.md) (one calibrator, `memory_core/eval/gate_calibration.py`, for "
         "LoCoMo, the fixture `tests/data/gate_calibration.json` and the scenario suite). Floors in the order "
-        + " / ".join(f"`{n}`" for n in ALL_FLOORS) + ".",
+        + " / ".join(f"`{n}`" for n in FLOOR_NAMES + REST_NAMES) + "; then the known-name model's floor `name_model_floor` and "
+        "`name_model_weights` (bias; rest cosine, rest lexical, rest joint, cosine, lexical), which replaces the two-floor "
+        "known-name rule when on.",
         "",
         f"Labelled LoCoMo set (open pass): {sep['answerable']} answerable, {sep['negative']} unanswerable (off-topic and named "
         f"off-topic). Separation (AUC, answerable above unanswerable): best cosine {sep['cosine_auc']:.3f}, best lexical score "
@@ -78,10 +93,15 @@ def calibration_markdown(result: dict) -> str:
         rep.table(["trained on", "floors picked", "train false-empty", "train CE off-topic", "train CE named",
                    "held-out false-empty", "held-out CE off-topic", "held-out CE named", "guards lost", "guards leaked"], rows),
         "",
-        "Shipped floors (" + " / ".join(f"{shipped[n]:g}" for n in ALL_FLOORS) + f"; guard queries lost {len(g['lost'])}, "
+        "Shipped floors (" + _floors_text(shipped) + f"; guard queries lost {len(g['lost'])}, "
         f"leaked {len(g['leaked'])}) on each half (gate decision replayed from the open pass):",
         "",
         rep.table(["half", "false-empty", "correct-empty off-topic", "correct-empty named"], shipped_rows),
+        "",
+        "The two-floor known-name rule (step 5b) that the model replaces, picked and reported the same way:",
+        "",
+        rep.table(["trained on", "rule floors (name-stripped cosine / other-words lexical)", "held-out false-empty",
+                   "held-out CE named", "model: held-out false-empty", "model: held-out CE named"], rule_rows),
     ]
     return "\n".join(lines)
 
@@ -108,6 +128,9 @@ def locomo_markdown(result: dict, figures: list[str]) -> str:
         f"({s['cosine_floor_unknown_name']:g} for a query naming only unknown names), lexical floor {s['lexical_floor']:g}, entity "
         f"support cosine {s['entity_support_cosine']:g} / lexical {s['entity_support_lexical']:g}, freshness weight "
         f"{s['freshness_weight']:g} ({s['freshness_scope']}, half-life {s['freshness_half_life_days']:g} d), "
+        f"name-stripped list in the fusion {'on' if s.get('rest_list_in_fusion') else 'off'}, known-name model floor "
+        f"{s.get('name_model_floor', -1):g} (-1: off; then name-stripped cosine {s['name_rest_cosine']:g} / other-words lexical "
+        f"{s['name_rest_lexical']:g}), "
         f"{s['candidates_per_generator']} candidates per generator; embedder {result['embedder']['model']} "
         f"(version {result['embedder']['version']}).",
         "",
@@ -126,7 +149,7 @@ def locomo_markdown(result: dict, figures: list[str]) -> str:
         "",
         ablation_markdown(result),
         "",
-        "RRF k, chosen on one half (entity list out when full, no freshness, no gate) and checked on the other: "
+        "RRF k, chosen on one half (entity list out when full, name-stripped list in as shipped, no freshness, no gate) and checked on the other: "
         + "; ".join(f"trained on {', '.join(r['train'])}: best k {r['best_k']:g} (train "
                     + ", ".join(f"k {k}: {v:.3f}" for k, v in r["train_recall"].items())
                     + f"), held-out recall@10 {r['held_out_recall@10']:.3f}" for r in result["rrf_k_choice"]) + ".",

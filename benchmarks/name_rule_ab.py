@@ -1,7 +1,13 @@
-"""A/B of the gate's known-name rule on the 50K search-benchmark store (build it first with
-``python -m benchmarks.search_bench --sizes 50000``): the benchmark's query mix, each query searched
-with the rule on and off in alternating order, query-vector cache off. Prints p50s, how many
-searches made the extra name-stripped embedding, and any search the rule emptied.
+"""A/B of how a query naming a known entity is handled, on the 50K search-benchmark store (build it
+first with ``python -m benchmarks.search_bench --sizes 50000``): the benchmark's query mix, each
+query searched under every variant in rotating order, query-vector cache off. Variants:
+
+- ``shipped``: the defaults (the name-stripped list in the fusion and the known-name model);
+- ``rule``: the previous defaults (no name-stripped list; the two-floor known-name rule);
+- ``none``: neither (no name-stripped embedding at all).
+
+Prints p50s, how many searches made the name-stripped embedding, and any search emptied by the
+known-name check.
 
     OPENBLAS_NUM_THREADS=1 .venv/bin/python -m benchmarks.name_rule_ab
 """
@@ -10,6 +16,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from pathlib import Path
 
 from memory_core import FixedClock, MemoryService, load_settings
 
@@ -17,36 +24,47 @@ from . import search_corpus
 from .search_bench import CLOCK, store_path
 
 
+def variants() -> dict:
+    """The settings of each variant (query-vector cache off, so every search embeds)."""
+    return {
+        "shipped": load_settings(retrieval={"query_cache_size": 0}),
+        "rule": load_settings(retrieval={"query_cache_size": 0, "rest_list_in_fusion": False, "name_model_floor": -1.0,
+                                         "name_rest_cosine": 0.26, "name_rest_lexical": 1.0}),
+        "none": load_settings(retrieval={"query_cache_size": 0, "rest_list_in_fusion": False, "name_model_floor": -1.0,
+                                         "name_rest_cosine": -1.0}),
+    }
+
+
 def main(size: int = 50000, searches: int = 300) -> None:
     queries = search_corpus.queries(searches + 20)
-    on = load_settings(retrieval={"query_cache_size": 0})
-    off = load_settings(retrieval={"query_cache_size": 0, "name_rest_cosine": -1.0})
-    with MemoryService.open(store_path(size), on, clock=FixedClock(CLOCK)) as service:
+    settings = variants()
+    names = list(settings)
+    load = Path("/proc/loadavg").read_text().split()[0]
+    with MemoryService.open(store_path(size), settings["shipped"], clock=FixedClock(CLOCK)) as service:
         retriever = service.retriever
         for query in queries[:20]:  # warm-up
-            retriever.search(agent_id="bench", user_id="u0", query=query, settings=on.retrieval)
-        times: dict[str, list[float]] = {"on": [], "off": []}
-        embedded: list[int] = []
-        full = 0
+            for name in names:
+                retriever.search(agent_id="bench", user_id="u0", query=query, settings=settings[name].retrieval)
+        times: dict[str, list[float]] = {name: [] for name in names}
+        embedded: dict[str, list[int]] = {name: [] for name in names}
         for i, query in enumerate(queries[20:]):
-            order = (("on", on), ("off", off)) if i % 2 == 0 else (("off", off), ("on", on))
-            for name, settings in order:
+            for name in names[i % len(names):] + names[:i % len(names)]:  # rotate the order so load drift hits all
                 began = time.perf_counter()
-                response = retriever.search(agent_id="bench", user_id="u0", query=query, settings=settings.retrieval)
+                response = retriever.search(agent_id="bench", user_id="u0", query=query, settings=settings[name].retrieval)
                 times[name].append((time.perf_counter() - began) * 1000)
-                if name != "on":
-                    continue
-                gate = response.trace.stage("gate").outputs
-                if gate.get("best_rest_cosine") is not None:
-                    embedded.append(i)
-                full += len(response.trace.stage("entity").outputs.get("candidates") or []) >= settings.retrieval.candidates_per_generator
+                if response.trace.stage("gate").outputs.get("best_rest_cosine") is not None or \
+                        "name_stripped" in response.trace.stage("fusion").inputs.get("fused_lists", []):
+                    embedded[name].append(i)
                 if response.empty and (response.empty_reason or "").startswith("mentions "):
-                    print("emptied by the rule:", query, "|", response.empty_reason)
-        print(f"{len(times['on'])} searches at {size}: p50 rule on {statistics.median(times['on']):.2f} ms, "
-              f"off {statistics.median(times['off']):.2f} ms; full entity lists {full}; name-stripped embedding {len(embedded)}")
-        if embedded:
-            print(f"  those {len(embedded)}: p50 on {statistics.median(times['on'][i] for i in embedded):.2f} ms, "
-                  f"off {statistics.median(times['off'][i] for i in embedded):.2f} ms")
+                    print(f"[{name}] emptied by the known-name check:", query, "|", response.empty_reason)
+    print(f"{searches} searches at {size} records, load average {load} before, "
+          f"{Path('/proc/loadavg').read_text().split()[0]} after")
+    for name in names:
+        print(f"  {name}: p50 {statistics.median(times[name]):.2f} ms, p95 {statistics.quantiles(times[name], n=20)[-1]:.2f} ms; "
+              f"name-stripped embedding in {len(embedded[name])} searches")
+    ref = statistics.median(times["none"])
+    for name in names:
+        print(f"  {name} p50 / none p50: {statistics.median(times[name]) / ref:.3f}")
 
 
 if __name__ == "__main__":

@@ -66,6 +66,15 @@ def targets_table(search: dict | None, write: dict | None, scale: dict | None, p
                          " / ".join(str(x) for x in run["load_average"]), f"ids only: {run['recall_at_10_vs_exact']}"])
             rows.append(["unreadable ids returned, 1M records", "0", run["unreadable_hits"], "met" if run["unreadable_hits"] == 0 else "missed",
                          "-", "every dense hit and result checked"])
+    by_mode = {run["mode"]: run for run in (scale or {}).get("runs", []) if run["records"] >= 1_000_000}
+    if "approximate-rebuild" in by_mode and "approximate" in by_mode:
+        trained, loaded = by_mode["approximate-rebuild"], by_mode["approximate"]
+        if (loaded.get("ivf") or {}).get("from_file"):
+            rows.append(["approximate index ready after open began, 1M records (persisted index)", "not retrained on open",
+                         f"{loaded['ivf_build_s']} s loaded vs {trained['ivf_build_s']} s trained", "met",
+                         f"{' / '.join(str(x) for x in loaded['load_average'])} vs {' / '.join(str(x) for x in trained['load_average'])}",
+                         f"IVF part alone: {loaded['ivf'].get('load_s')} s load vs {trained['ivf'].get('build_s')} s train "
+                         f"+ {trained['ivf'].get('save_s')} s save"])
     if peer:
         ours, theirs = peer["ours"].get("latency", {}), peer["mem0"].get("latency", {})
         for size in peer.get("sizes", []):

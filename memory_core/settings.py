@@ -56,6 +56,13 @@ class EmbedderSettings(_Section):
         1, ge=1, le=64,
         description="ONNX Runtime intra-op threads per embedding call (1 suits a small shared machine, as for torch_threads).",
     )
+    onnx_precision: Literal["fp32", "int8"] = Field(
+        "fp32",
+        description="Weights of the MiniLM ONNX model: fp32 (the same vectors as torch) or int8 (dynamically quantised "
+        "from the fp32 file on first use: a faster forward pass, different vectors, so another model version "
+        "(<version>-int8) that needs `agent-memory reembed` to switch a store; see benchmarks/README.md for its "
+        "measured retrieval quality). int8 needs the onnx runtime.",
+    )
 
 
 class WriteSettings(_Section):
@@ -140,6 +147,25 @@ class RetrievalSettings(_Section):
         1.0, ge=0.0, le=1.0,
         description="Empty-result gate, for a query that names a known entity: the alternative support, some candidate's "
         "lexical score on the query's words other than the names at least this.",
+    )
+    name_model_floor: float = Field(
+        0.105, ge=-1.0, le=1.0,
+        description="Empty-result gate, for a query that names a known entity with a full entity list: the result set passes "
+        "only if the known-name model (a logistic model over the name-stripped cosine, the other-words lexical score, their "
+        "best joint value and the best cosine and lexical score; retrieve/gate_model.py) gives at least this probability. "
+        "-1 turns the model off (name_rest_cosine and name_rest_lexical then decide). Calibrated with name_model_weights.",
+    )
+    name_model_weights: list[float] = Field(
+        # fitted on LoCoMo half A (conv-26, -41, -43, -47, -49), run of 30 November 2026 (docs/calibration.md)
+        default_factory=lambda: [-9.469371, 0.0, 0.007234, 7.767924, 7.111005, 0.00733, 1.309444], min_length=7, max_length=7,
+        description="The known-name model's bias and weights (rest cosine, rest lexical, rest joint, cosine, lexical, every "
+        "name held), fitted "
+        "by `agent-memory calibrate` on one half of LoCoMo (docs/calibration.md); refit after changing the embedder.",
+    )
+    rest_list_in_fusion: bool = Field(
+        True,
+        description="For a query naming a known entity with a full entity list, the candidates ordered by cosine to the query "
+        "with the names taken out join the reciprocal-rank fusion as a fourth list (docs/retrieval.md).",
     )
     result_floor: float = Field(
         0.25, ge=-1.0, le=1.0,
@@ -234,6 +260,12 @@ class RetrievalSettings(_Section):
     ann_nprobe: int = Field(
         32, ge=1, le=65_536,
         description="Approximate index: inverted lists scanned per query (more is slower and closer to exact).",
+    )
+    ann_persist: bool = Field(
+        True,
+        description="Keep the approximate index in a file next to the store (<store>.ivf) so an open loads it and "
+        "applies the changes since, instead of training it again (about a minute at 1M rows). The file is keyed by the "
+        "embedder's model and version and the store's change feed, checksummed, and removed when a record is forgotten.",
     )
 
 

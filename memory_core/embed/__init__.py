@@ -20,16 +20,20 @@ def build_embedder(settings: EmbedderSettings) -> Embedder:
     can be made and passes the check against torch, otherwise sentence-transformers, with a
     warning saying why. Other models always use their torch-based loaders.
     """
+    if settings.onnx_precision != "fp32" and (settings.kind != "minilm" or settings.runtime == "torch"):
+        raise EmbedderUnavailableError(f"onnx_precision {settings.onnx_precision} needs the MiniLM on the ONNX runtime")
     if settings.kind == "minilm" and settings.runtime in ("auto", "onnx"):
         try:
             from .onnx import OnnxMiniLMEmbedder
 
             return OnnxMiniLMEmbedder(
                 settings.model_path, cache_dir=settings.onnx_cache_dir, threads=settings.onnx_threads,
-                batch_size=settings.batch_size, max_seq_length=settings.max_seq_length,
+                batch_size=settings.batch_size, max_seq_length=settings.max_seq_length, precision=settings.onnx_precision,
             )
         except (EmbedderUnavailableError, ImportError) as exc:
-            if settings.runtime == "onnx":
+            # The int8 model is another model version: falling back to the fp32 torch path would
+            # silently change the store's model, so that is an error, not a fallback.
+            if settings.runtime == "onnx" or settings.onnx_precision != "fp32":
                 raise EmbedderUnavailableError(f"the ONNX embedder is unavailable: {exc}") from exc
             log.warning("ONNX embedder unavailable (%s); using sentence-transformers", exc)
     if settings.torch_threads:

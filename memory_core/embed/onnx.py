@@ -18,6 +18,7 @@ import numpy as np
 from ..errors import EmbedderUnavailableError
 from .base import normalise
 from .onnx_export import default_cache_dir, export_and_check
+from .onnx_int8 import INT8_SUFFIX, quantized_and_checked
 from .onnx_session import OnnxSession
 from .sentence import MINILM_NAME, model_dir_version, offline_model_dir
 
@@ -37,6 +38,7 @@ class OnnxMiniLMEmbedder:
         batch_size: int = 32,
         max_seq_length: int = 256,
         model_name: str = MINILM_NAME,
+        precision: str = "fp32",
     ) -> None:
         path = offline_model_dir(model_path)
         if not (path / "tokenizer.json").is_file():
@@ -49,8 +51,20 @@ class OnnxMiniLMEmbedder:
             path, Path(cache_dir) if cache_dir else default_cache_dir(), self.model_version, max_seq_length,
             verify_hash=verify_hash,
         )
+        if precision == "int8":  # another model version: a store must be re-embedded to use it
+            self.onnx_path, self.export_info = quantized_and_checked(
+                self.onnx_path, path, Path(cache_dir) if cache_dir else default_cache_dir(), self.model_version, max_seq_length,
+                verify_hash=verify_hash,
+            )
+            self.model_version += INT8_SUFFIX
+        elif precision != "fp32":
+            raise EmbedderUnavailableError(f"unknown ONNX precision {precision!r} (fp32 or int8)")
+        self.precision = precision
         self._session = OnnxSession(self.onnx_path, path, max_seq_length, threads=threads)
-        self.batch_size = batch_size
+        # int8 quantises activations with one scale per call, so a text's vector would depend on
+        # the texts batched with it (cosine 0.97-0.997 to its vector alone); one text per call
+        # keeps every text's vector the same however it is embedded.
+        self.batch_size = 1 if precision == "int8" else batch_size
         self.dim = int(self._session.embed(["probe"]).shape[1])
 
     def embed(self, texts: list[str]) -> np.ndarray:

@@ -32,6 +32,7 @@ class Replay:
     freshness_scope: str = "always"
     gate: dict | None = None  # the five gate floors by setting name (gate_calibration.FLOOR_NAMES)
     result_floor: float | None = None  # with a gate: drop candidates below it on cosine and lexical score
+    name_stripped: bool = False  # fuse the pool ordered by cosine to the name-stripped question (when the entity list is full)
     k_per_generator: int = 30
 
     def with_(self, **changes) -> "Replay":
@@ -62,7 +63,8 @@ def gate_passes(signals: dict, floors: dict) -> bool:
     return passes(GateFeatures("", True, signals.get("cosine"), signals.get("lexical"), signals.get("entity_cosine"),
                                signals.get("entity_rest"), unknown_name=bool(signals.get("unknown_name")),
                                known_name=bool(signals.get("known_name")), rest_cosine=signals.get("rest_cosine"),
-                               rest_lexical=signals.get("rest_lexical")), floors)
+                               rest_lexical=signals.get("rest_lexical"), rest_both=signals.get("rest_both"),
+                               unheld_name=bool(signals.get("unheld_name"))), floors)
 
 
 def replay(q: LoggedQuestion, r: Replay, limit: int = 10) -> list[str]:
@@ -72,6 +74,9 @@ def replay(q: LoggedQuestion, r: Replay, limit: int = 10) -> list[str]:
     lists = {name: q.lists.get(name, []) for name in r.lists}
     if "entity" in lists and not r.entity_when_full and len(lists["entity"]) >= r.k_per_generator:
         del lists["entity"]
+        rest = {i: c["rest_cosine"] for i, c in q.candidates.items() if c.get("rest_cosine") is not None}
+        if r.name_stripped and rest:  # the pipeline's name_strip.rest_list, from the logged cosines
+            lists["name_stripped"] = sorted(rest, key=lambda i: (-rest[i], q.seq.get(i, 0)))[:r.k_per_generator]
     # fuse sequence numbers, as the pipeline does, so ties break the same way (ids are random)
     ids = {q.seq.get(i, -1 - n): i for n, i in enumerate(i for items in lists.values() for i in items)}
     by_id = {i: seq for seq, i in ids.items()}
@@ -160,7 +165,8 @@ def logged_questions(store, conversations, run: dict) -> list[LoggedQuestion]:
             user = row[0]
         signals = {"cosine": obs.best_cosine, "lexical": obs.best_lexical, "entity_cosine": obs.best_entity_cosine,
                    "entity_rest": obs.best_entity_rest_lexical, "unknown_name": bool(obs.unknown_names),
-                   "known_name": bool(obs.known_names), "rest_cosine": obs.best_rest_cosine, "rest_lexical": obs.best_rest_lexical}
+                   "known_name": bool(obs.known_names), "rest_cosine": obs.best_rest_cosine, "rest_lexical": obs.best_rest_lexical,
+                   "rest_both": obs.best_rest_both, "unheld_name": bool(obs.unheld_names)}
         lists = {name: list(obs.rankings[name]) for name in ("dense", "lexical", "entity")}
         qid = q.qid if answerable else f"{user}<-{q.qid}"
         out.append(LoggedQuestion(qid, q.text, answerable, q.category if answerable else None, q.evidence if answerable else (),
@@ -175,15 +181,18 @@ PREVIOUS_FRESHNESS_WEIGHT = 0.5  # the default before freshness was measured (an
 
 def ladder(settings) -> list[tuple[str, Replay]]:
     """The ablation rows: single generators, then one change at a time up to the shipped pipeline."""
-    from .gate_calibration import ALL_FLOORS, FLOOR_NAMES
+    from .gate_calibration import ALL_FLOORS, FLOOR_NAMES, REST_NAMES
 
     s = settings
     base = Replay(k_per_generator=s.candidates_per_generator)
-    fused = base.with_(rrf_k=s.rrf_k, entity_when_full=False)
+    fused_before = base.with_(rrf_k=s.rrf_k, entity_when_full=False)
+    fused = fused_before.with_(name_stripped=s.rest_list_in_fusion)
     fresh = dict(freshness_weight=PREVIOUS_FRESHNESS_WEIGHT, freshness_half_life_days=s.freshness_half_life_days)
     shipped = fused.with_(freshness_weight=s.freshness_weight, freshness_half_life_days=s.freshness_half_life_days,
                           freshness_scope=s.freshness_scope)
     w, hl = PREVIOUS_FRESHNESS_WEIGHT, s.freshness_half_life_days
+    floors = {n: getattr(s, n) for n in FLOOR_NAMES}
+    rule = {n: getattr(s, n) for n in FLOOR_NAMES + REST_NAMES}
     return [
         ("dense only", base.with_(lists=("dense",))),
         ("lexical only (readable-statistics score)", base.with_(lists=("lexical",))),
@@ -191,15 +200,17 @@ def ladder(settings) -> list[tuple[str, Replay]]:
         ("plain RRF of dense + lexical, k 60", base.with_(lists=("dense", "lexical"))),
         ("RRF of all three lists, k 60 (previous fusion)", base),
         (f"… with k {s.rrf_k:g}", base.with_(rrf_k=s.rrf_k)),
-        ("… and a full entity list left out of the fusion", fused),
+        ("… and a full entity list left out of the fusion", fused_before),
+        (f"… + the name-stripped list in the fusion ({'on' if s.rest_list_in_fusion else 'off, as shipped'})",
+         fused_before.with_(name_stripped=True)),
         (f"… + freshness on every query (weight {w:g}, half-life {hl:g} d: the previous default)", fused.with_(**fresh)),
         (f"… freshness (weight {w:g}) only for recency questions", fused.with_(**fresh, freshness_scope="recency_questions")),
         (f"… freshness as shipped (weight {s.freshness_weight:g}, {s.freshness_scope})", shipped),
-        ("… + the gate at the shipped floors, judged on the set", shipped.with_(gate={n: getattr(s, n) for n in FLOOR_NAMES})),
-        (f"… + result floor {s.result_floor:g}",
-         shipped.with_(gate={n: getattr(s, n) for n in FLOOR_NAMES}, result_floor=s.result_floor)),
-        (f"… + the known-name rule (name-stripped cosine {s.name_rest_cosine:g} or other-words lexical "
-         f"{s.name_rest_lexical:g}; shipped pipeline, replayed)",
+        ("… + the gate at the shipped floors, judged on the set", shipped.with_(gate=floors)),
+        (f"… + result floor {s.result_floor:g}", shipped.with_(gate=floors, result_floor=s.result_floor)),
+        (f"… + the known-name rule as two floors (name-stripped cosine {s.name_rest_cosine:g} or other-words lexical "
+         f"{s.name_rest_lexical:g})", shipped.with_(gate=rule, result_floor=s.result_floor)),
+        (f"… the known-name model instead (floor {s.name_model_floor:g}; shipped pipeline, replayed)",
          shipped.with_(gate={n: getattr(s, n) for n in ALL_FLOORS}, result_floor=s.result_floor)),
     ]
 
@@ -210,21 +221,24 @@ def fold_of_question(q: LoggedQuestion, folds: list[set[str]]) -> int:
     return 0 if owner in folds[0] else 1
 
 
-def choose_rrf_k(questions: list[LoggedQuestion], covers, folds, ks=(1, 2, 3, 5, 10, 20, 60), k_per_generator: int = 30) -> list[dict]:
-    """Per fold: recall@10 of each RRF k on the training half (entity list out when full, no
-    freshness, no gate), the best k there (at three decimals; ties to the larger k), and that k's
-    recall on the held-out half."""
+def choose_rrf_k(questions: list[LoggedQuestion], covers, folds, ks=(1, 2, 3, 5, 10, 20, 60), k_per_generator: int = 30,
+                 name_stripped: bool = True) -> list[dict]:
+    """Per fold: recall@10 of each RRF k on the training half (entity list out when full, the
+    name-stripped list in as shipped, no freshness, no gate), the best k there (at three decimals;
+    ties to the larger k), and that k's recall on the held-out half."""
     out = []
     for fold in (0, 1):
         train = [q for q in questions if fold_of_question(q, folds) == fold]
         test = [q for q in questions if fold_of_question(q, folds) != fold]
         if not train or not test:
             continue
-        scores = {k: score_replay(train, Replay(rrf_k=k, entity_when_full=False, k_per_generator=k_per_generator), covers)
+        scores = {k: score_replay(train, Replay(rrf_k=k, entity_when_full=False, k_per_generator=k_per_generator,
+                                                name_stripped=name_stripped), covers)
                   ["overall"]["recall@10"] for k in ks}
         # recall@10 is flat near its best (differences in the fourth decimal are tie order, not signal):
         # compare at three decimals and let ties go to the larger k, the more conservative fusion
         best = max(ks, key=lambda k: (round(scores[k], 3), k))
-        held = score_replay(test, Replay(rrf_k=best, entity_when_full=False, k_per_generator=k_per_generator), covers)
+        held = score_replay(test, Replay(rrf_k=best, entity_when_full=False, k_per_generator=k_per_generator,
+                                         name_stripped=name_stripped), covers)
         out.append({"train": sorted(folds[fold]), "train_recall": scores, "best_k": best, "held_out_recall@10": held["overall"]["recall@10"]})
     return out

@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         store = build_store(conversations, scratch / "calibration.sqlite", progress=None)
         try:
             current = store.service.settings.retrieval
-            opened = ask_all(store, conversations, settings=current.model_copy(update={"cosine_floor": -1.0, "name_rest_cosine": -1.0, "freshness_weight": 0.0}),
+            opened = ask_all(store, conversations, settings=current.model_copy(update={"cosine_floor": -1.0, "name_rest_cosine": -1.0, "name_model_floor": -1.0, "freshness_weight": 0.0}),
                              progress=None)
             embedder = store.service.stats()["embedder"]
             guards, _ = scenario_guards(scratch / "scenarios", settings=store.service.settings, embedder=store.service.embedder.inner)
@@ -57,12 +57,19 @@ def run(args: argparse.Namespace) -> int:
     print(f"separation AUC: cosine {sep['cosine_auc']:.3f}, lexical {sep['lexical_auc']:.3f}")
     for fold in report["folds"]:
         ho = fold["held_out"]
-        print(f"picked on {', '.join(fold['train'])}: " + ", ".join(f"{n} {fold['floors'][n]:g}" for n in ALL_FLOORS)
+        print(f"picked on {', '.join(fold['train'])}: " + ", ".join(f"{n} {_value(fold['floors'][n])}" for n in ALL_FLOORS)
               + f" -> held out: false-empty {ho['false_empty']:.3f}, correct-empty {ho['correct_empty_off_topic']:.3f} "
               f"(named {ho['correct_empty_named']:.3f}); guards lost {len(fold['guards']['lost'])}, leaked {len(fold['guards']['leaked'])}")
-    print("currently configured: " + ", ".join(f"{n} {getattr(current, n):g}" for n in ALL_FLOORS))
+    print("currently configured: " + ", ".join(f"{n} {_value(getattr(current, n))}" for n in ALL_FLOORS))
     for name in ALL_FLOORS:
-        print(f"MEMORY_RETRIEVAL__{name.upper()}={report['recommended'][name]:g}")
+        print(f"MEMORY_RETRIEVAL__{name.upper()}={_value(report['recommended'][name])}")
     if args.json:
         Path(args.json).write_text(json.dumps({"embedder": embedder, **report}, indent=1, default=str) + "\n")
     return 0
+
+
+def _value(value) -> str:
+    """A floor as a number, the known-name model's weights as the JSON list the settings read."""
+    if isinstance(value, (list, tuple)):
+        return json.dumps([float(v) for v in value])
+    return f"{value:g}"

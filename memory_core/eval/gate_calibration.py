@@ -34,13 +34,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import name_model_fit
 from .metrics import auc, frange
 
 FLOOR_NAMES = ("cosine_floor", "cosine_floor_unknown_name", "lexical_floor", "entity_support_cosine", "entity_support_lexical")
 REST_NAMES = ("name_rest_cosine", "name_rest_lexical")  # the known-name rule, swept second (``sweep_rest``)
-ALL_FLOORS = FLOOR_NAMES + REST_NAMES
+MODEL_NAMES = ("name_model_floor", "name_model_weights")  # the known-name model, fitted third (name_model_fit)
+ALL_FLOORS = FLOOR_NAMES + REST_NAMES + MODEL_NAMES
 DISABLED = math.inf
-REST_OFF = {"name_rest_cosine": -1.0, "name_rest_lexical": 1.0}
+REST_OFF = {"name_rest_cosine": -1.0, "name_rest_lexical": 1.0, "name_model_floor": -1.0, "name_model_weights": None}
 GRID = {
     "cosine_floor": frange(0.34, 0.56, 0.01),
     "cosine_floor_unknown_name": [*frange(0.45, 0.70, 0.05), DISABLED],
@@ -48,6 +50,7 @@ GRID = {
     "entity_support_cosine": [*frange(0.20, 0.56, 0.02), DISABLED],
     "entity_support_lexical": [*frange(0.20, 1.00, 0.10), DISABLED],
 }
+MODEL_FLOOR_GRID = [-1.0, *frange(0.01, 0.95, 0.0025)]  # -1: the model off; fine steps, as probabilities bunch low
 REST_GRID = {
     "name_rest_cosine": [-1.0, *frange(0.10, 0.50, 0.02)],  # -1: the rule off
     "name_rest_lexical": [*frange(0.30, 1.00, 0.10)],
@@ -69,6 +72,8 @@ class GateFeatures:
     known_name: bool = False  # the query names an entity the readable records know
     rest_cosine: float | None = None  # best cosine of the name-stripped query (known_name only)
     rest_lexical: float | None = None  # best lexical score on the words other than the names (known_name only)
+    rest_both: float | None = None  # best rest cosine + 0.5 x lexical score of one candidate (known_name only)
+    unheld_name: bool = False  # the query also spells a name no readable record holds (known_name only)
 
     @property
     def kind(self) -> str:
@@ -93,8 +98,12 @@ def passes(f: GateFeatures, floors: dict) -> bool:
 
 def rest_supported(f: GateFeatures, floors: dict) -> bool:
     """The known-name rule: a query naming a known entity needs support for the rest of it."""
+    if not f.known_name:
+        return True
+    if floors.get("name_model_floor", -1.0) > -1.0:
+        return name_model_fit.probability(f, floors["name_model_weights"]) >= floors["name_model_floor"]
     cos_floor = floors.get("name_rest_cosine", -1.0)
-    if not f.known_name or cos_floor <= -1.0:
+    if cos_floor <= -1.0:
         return True
     return ((f.rest_cosine is not None and f.rest_cosine >= cos_floor)
             or (f.rest_lexical is not None and f.rest_lexical >= floors.get("name_rest_lexical", 1.0)))
@@ -203,6 +212,27 @@ def recommend(points: list[dict], max_false_empty: float) -> dict:
     return {**best, "met_false_empty_target": best["false_empty"] <= max_false_empty, "max_false_empty": max_false_empty}
 
 
+def sweep_model_floor(features: list[GateFeatures], guards: list[GateFeatures], floors: dict, weights: list[float]) -> list[dict]:
+    """Every model floor of :data:`MODEL_FLOOR_GRID` on top of ``floors`` (the five floors' pick)."""
+    points = []
+    for value in MODEL_FLOOR_GRID:
+        full = {**floors, "name_model_floor": value, "name_model_weights": weights}
+        p = outcome(features, full)
+        errs = guard_errors(guards, full)
+        p["guard_errors"] = len(errs["lost"]) + len(errs["leaked"])
+        points.append(p)
+    return points
+
+
+def recommend_model_floor(points: list[dict], max_false_empty: float) -> dict:
+    """Fewest guard errors, false-empty within bounds, then the highest correct-empty; ties to the
+    lower false-empty and then the lower floor."""
+    fewest = min(p["guard_errors"] for p in points)
+    guarded = [p for p in points if p["guard_errors"] == fewest]
+    eligible = [p for p in guarded if p["false_empty"] <= max_false_empty] or guarded
+    return min(eligible, key=lambda p: (-round(p["correct_empty"], 9), round(p["false_empty"], 9), p["name_model_floor"]))
+
+
 def separation(features: list[GateFeatures]) -> dict:
     """AUC of each best signal for telling answerable from unanswerable queries (missing = lowest)."""
     pos = [f for f in features if f.answerable]
@@ -238,7 +268,13 @@ def calibrate(features: list[GateFeatures], folds: list[set[str]], *, guards: li
         floors = {name: pick[name] for name in FLOOR_NAMES}
         pick = recommend_rest(sweep_rest(train, guards, floors), max_false_empty) | {
             "met_false_empty_target": pick["met_false_empty_target"], "max_false_empty": max_false_empty}
-        floors = {name: pick[name] for name in ALL_FLOORS}
+        rule = {name: pick[name] for name in FLOOR_NAMES + REST_NAMES}
+        # Step 5c: the known-name model replaces the two-floor rule (which stays in the report).
+        weights = name_model_fit.fit(train)
+        model = recommend_model_floor(sweep_model_floor(train, guards, {**rule, **REST_OFF}, weights), max_false_empty)
+        floors = {**rule, "name_model_floor": model["name_model_floor"], "name_model_weights": weights}
+        pick = model | {"met_false_empty_target": pick["met_false_empty_target"], "max_false_empty": max_false_empty,
+                        "rule": {"floors": rule, "train": outcome(train, rule), "held_out": outcome(test, rule) if test else None}}
         report["folds"].append({"train": sorted(folds[k]), "floors": floors, "train_outcome": pick,
                                 "held_out": outcome(test, floors) if test else None, "guards": guard_errors(guards, floors)})
     report["recommended"] = report["folds"][0]["floors"] if report["folds"] else None
@@ -250,4 +286,5 @@ def features_from_gate(qid: str, answerable: bool, outputs: dict, source: str) -
     return GateFeatures(qid, answerable, outputs.get("best_cosine"), outputs.get("best_lexical"),
                         outputs.get("best_entity_cosine"), outputs.get("best_entity_rest_lexical"), source,
                         bool(outputs.get("unknown_names")), bool(outputs.get("known_names")),
-                        outputs.get("best_rest_cosine"), outputs.get("best_rest_lexical"))
+                        outputs.get("best_rest_cosine"), outputs.get("best_rest_lexical"), outputs.get("best_rest_both"),
+                        bool(outputs.get("unheld_names")))

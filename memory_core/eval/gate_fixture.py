@@ -81,7 +81,7 @@ def insert_generated_distractors(service, fixture: dict) -> int:
 def collect(service, fixture: dict) -> list[GateFeatures]:
     """Every fixture query's gate signals, from searches run with the gate open."""
     principal = fixture["principal"]
-    settings = service.settings.retrieval.model_copy(update={"cosine_floor": -1.0, "name_rest_cosine": -1.0})
+    settings = service.settings.retrieval.model_copy(update={"cosine_floor": -1.0, "name_rest_cosine": -1.0, "name_model_floor": -1.0})
     retriever = service.retriever
     out = []
     for i, item in enumerate(fixture["queries"]):

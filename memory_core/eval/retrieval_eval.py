@@ -60,6 +60,8 @@ class SearchObservation:
     known_names: list[str] = field(default_factory=list)
     best_rest_cosine: float | None = None
     best_rest_lexical: float | None = None
+    best_rest_both: float | None = None
+    unheld_names: list[str] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
@@ -98,7 +100,8 @@ class SearchObservation:
                    entry.empty_reason, entry.total_ms, dict(entry.stages),
                    gate.get("best_entity_cosine"), gate.get("best_entity_rest_lexical"), list(gate.get("candidates") or []),
                    list(gate.get("unknown_names") or []), list(gate.get("known_names") or []),
-                   gate.get("best_rest_cosine"), gate.get("best_rest_lexical"))
+                   gate.get("best_rest_cosine"), gate.get("best_rest_lexical"), gate.get("best_rest_both"),
+                   list(gate.get("unheld_names") or []))
 
 
 def observe(service, search_id: str) -> SearchObservation:
@@ -149,7 +152,8 @@ def gate_features(question_id: str, answerable: bool, observation: SearchObserva
     """The calibration input for one labelled query."""
     return GateFeatures(question_id, answerable, observation.best_cosine, observation.best_lexical,
                         observation.best_entity_cosine, observation.best_entity_rest_lexical, "locomo", bool(observation.unknown_names),
-                        bool(observation.known_names), observation.best_rest_cosine, observation.best_rest_lexical)
+                        bool(observation.known_names), observation.best_rest_cosine, observation.best_rest_lexical,
+                        observation.best_rest_both, bool(observation.unheld_names))
 
 
 def off_topic_summary(observations: list[SearchObservation]) -> dict:

@@ -17,18 +17,27 @@ How a search stays exact where it must:
   the IVF proposals leave fewer than ``k`` allowed rows although more exist.
 * Below ``min_records`` live rows the backend is the exact backend. The IVF index is built on a
   background thread once the store reaches that size; searches stay exact until it is ready.
+* With a :attr:`IvfBackend.persistence` file (:mod:`.ann_file`), that thread first tries the index
+  saved by an earlier process (brought up to date from the change feed) and trains a new one only
+  when the file is missing, stale or corrupt; a newly trained index is saved for the next open.
 
 Every search records which way it went in :attr:`last_search` (the dense stage reports it).
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
+import time
+from typing import Callable
 
 import numpy as np
 
+from .ann_file import AnnFile, AnnFileError
 from .exact import ExactBackend, fit_mask
+
+log = logging.getLogger(__name__)
 
 OVERFETCH = 4  # IVF proposals per wanted result, rescored exactly
 
@@ -62,6 +71,8 @@ class IvfBackend(ExactBackend):
         self._loading = False
         self.last_search: dict = {"method": "exact"}
         self.build_info: dict = {}
+        self.persistence: AnnFile | None = None  # set by VectorIndex when the index is kept in a file
+        self.rows_version: Callable[[], int] | None = None  # the change-feed version the rows reflect
 
     # -- maintenance ----------------------------------------------------------------------------
 
@@ -92,33 +103,115 @@ class IvfBackend(ExactBackend):
             self.build()
 
     def build(self) -> None:
-        """Train and fill the IVF index from the rows present now (then catch up on later rows)."""
+        """Train and fill the IVF index from the rows present now (then catch up on later rows),
+        or load it from the persisted file when that is valid."""
         with self._build_lock:
-            faiss = _faiss()
+            began = time.perf_counter()
+            # Read before the rows: a change after this version may already be in the rows (it is
+            # then applied twice when the file is next loaded, which is harmless), never missed.
+            version = self.rows_version() if self.rows_version is not None else 0
             size = self._size
             self._dirty.clear()  # changes from here on are re-added when the index is installed
             # A view, not a copy (1.5 GB at 1M rows): growing replaces the live array and leaves this
             # one intact, and a row rewritten meanwhile is marked dirty and re-added at install.
             matrix = self._matrix[:size]
-            live = np.flatnonzero(self._alive[:size])
-            # sqrt(n) lists: at 1M rows, 1,000 lists of ~1,000 rows; training and filling stay within a
-            # minute on two cores (4 * sqrt(n) lists took several times longer for no recall gain
-            # once proposals are over-fetched and rescored exactly).
-            nlist = max(1, min(int(math.sqrt(max(live.size, 1))), live.size // 39 or 1))
-            quantizer = faiss.IndexFlatIP(self.dim)
-            index = faiss.IndexIVFScalarQuantizer(quantizer, self.dim, nlist, faiss.ScalarQuantizer.QT_8bit,
-                                                  faiss.METRIC_INNER_PRODUCT)
-            rng = np.random.default_rng(0)
-            sample = live if live.size <= 64 * nlist else rng.choice(live, 64 * nlist, replace=False)
-            index.train(matrix[np.sort(sample)])
-            index.add_with_ids(matrix, np.arange(size, dtype=np.int64))
-            self.build_info = {"nlist": nlist, "rows": size, "trained_on": int(sample.size)}
+            seqs = self._seqs[:size].copy()
+            alive = self._alive[:size].copy()
+            index = self._from_file(matrix, seqs, alive, version) if self.persistence is not None else None
+            if index is None:
+                index = self._train(matrix, alive, size)
+                self.build_info["build_s"] = round(time.perf_counter() - began, 2)
+                self._save(index, seqs, version)
             if self.background:
                 # Installed by the next search or write, which run under the index's lock; this
                 # thread never touches the live state.
                 self._pending = (index, size)
             else:
                 self._install(index, size)
+
+    def _train(self, matrix: np.ndarray, alive: np.ndarray, size: int):
+        faiss = _faiss()
+        live = np.flatnonzero(alive)
+        # sqrt(n) lists: at 1M rows, 1,000 lists of ~1,000 rows; training and filling stay within a
+        # minute on two cores (4 * sqrt(n) lists took several times longer for no recall gain
+        # once proposals are over-fetched and rescored exactly).
+        nlist = max(1, min(int(math.sqrt(max(live.size, 1))), live.size // 39 or 1))
+        quantizer = faiss.IndexFlatIP(self.dim)
+        index = faiss.IndexIVFScalarQuantizer(quantizer, self.dim, nlist, faiss.ScalarQuantizer.QT_8bit,
+                                              faiss.METRIC_INNER_PRODUCT)
+        rng = np.random.default_rng(0)
+        sample = live if live.size <= 64 * nlist else rng.choice(live, 64 * nlist, replace=False)
+        index.train(matrix[np.sort(sample)])
+        index.add_with_ids(matrix, np.arange(size, dtype=np.int64))
+        self.build_info = {"nlist": nlist, "rows": size, "trained_on": int(sample.size), "from_file": False}
+        return index
+
+    def _save(self, index, seqs: np.ndarray, version: int) -> None:
+        if self.persistence is None:
+            return
+        began = time.perf_counter()
+        try:
+            self.persistence.save(index, seqs, version)
+            self.build_info["save_s"] = round(time.perf_counter() - began, 2)
+        except OSError as exc:  # a read-only directory or a full disk: the index still works, unsaved
+            log.warning("could not save the approximate index to %s: %s", self.persistence.path, exc)
+
+    def _from_file(self, matrix: np.ndarray, seqs: np.ndarray, alive: np.ndarray, version: int):
+        """The persisted index brought up to the rows present now, or None (then train anew)."""
+        began = time.perf_counter()
+        assert self.persistence is not None
+        try:
+            loaded = self.persistence.load()
+        except (AnnFileError, OSError) as exc:
+            log.warning("the approximate index file %s is unusable (%s); building a new one", self.persistence.path, exc)
+            self.persistence.discard(f"unusable: {exc}")
+            return None
+        if loaded is None:
+            return None
+        faiss = _faiss()
+        index = loaded.index
+        if not isinstance(index, faiss.IndexIVF) or index.d != self.dim:
+            self.persistence.discard("not an IVF index of this dimension")
+            return None
+        try:
+            changes = self.persistence.changes_since(int(loaded.header["records_version"]))
+        except Exception as exc:  # noqa: BLE001 - e.g. the store was closed while this thread ran
+            log.info("approximate index file not used: the change feed could not be read (%s)", exc)
+            return None
+        if changes.stale or changes.deleted.size:
+            self.persistence.discard(changes.stale or "records were forgotten since it was written")
+            return None
+        size = seqs.size
+        if size == 0:
+            return None
+        # The file's rows are numbered as its writer loaded them; map each to this process's row of
+        # the same record (rows of records that are gone are removed from the index).
+        order = np.argsort(seqs, kind="stable")
+        ordered = seqs[order]
+        pos = np.minimum(np.searchsorted(ordered, loaded.seqs), size - 1)
+        found = ordered[pos] == loaded.seqs
+        mapping = np.where(found, order[pos], -1)
+        found &= alive[np.maximum(mapping, 0)]
+        gone = np.flatnonzero(~found)
+        if gone.size:
+            index.remove_ids(faiss.IDSelectorBatch(gone.astype(np.int64)))
+        _renumber(index, np.where(found, mapping, -1))
+        covered = np.zeros(size, dtype=bool)
+        covered[mapping[found]] = True
+        # Rows the file lacks, and rows whose record changed since (perhaps its vector), are added
+        # from the exact matrix; an updated row's old entry stays as a duplicate proposal, which is
+        # harmless (proposals are de-duplicated and rescored exactly).
+        need = np.flatnonzero(alive & (~covered | np.isin(seqs, changes.upserted)))
+        if need.size > size // 2:  # mostly new rows: train on them instead
+            return None
+        if need.size:
+            index.add_with_ids(matrix[need], need.astype(np.int64))
+        self.build_info = {"nlist": int(index.nlist), "rows": size, "from_file": True, "added": int(need.size),
+                           "removed": int(gone.size), "load_s": round(time.perf_counter() - began, 2)}
+        self.persistence.last_event = {"loaded": True, "added": int(need.size), "removed": int(gone.size)}
+        if need.size + gone.size > max(1000, size // 100):  # worth saving again for the next open
+            self._save(index, seqs, version)
+        return index
 
     def _install(self, index, size: int) -> None:
         # Rows appended or changed while training ran are added now (re-adding a changed row gives
@@ -179,6 +272,17 @@ class IvfBackend(ExactBackend):
         self.last_search = {"method": "approximate", "index": self.kind, "nprobe": self.nprobe, "proposed": int(rows.size),
                             "allowed_rows": allowed_rows, "rescored": "exact cosine"}
         return [(int(self._seqs[rows[t]]), float(scores[t])) for t in top]
+
+
+def _renumber(index, mapping: np.ndarray) -> None:
+    """Rewrite the ids stored in ``index``'s inverted lists through ``mapping`` (old id -> new id)."""
+    faiss = _faiss()
+    lists = index.invlists
+    for number in range(index.nlist):
+        count = lists.list_size(number)
+        if count:
+            ids = faiss.rev_swig_ptr(lists.get_ids(number), count)
+            ids[:] = mapping[ids]
 
 
 def backend_factory(min_records: int, exact_below_allowed: int, nprobe: int):

@@ -16,6 +16,7 @@ import numpy as np
 from ..clock import epoch
 from ..store.db import Store
 from ..store.records import RECORD_TYPES, STATUSES, blob_to_vector
+from .ann_file import AnnFile, store_changes
 from .exact import ExactBackend
 
 _STATUS_CODE = {s: i for i, s in enumerate(STATUSES)}
@@ -39,10 +40,32 @@ class VectorIndex:
         self._backend_factory = backend_factory
         self._lock = threading.RLock()
         self.version = 0
+        self.ann_file: AnnFile | None = None
+        self._save_ann = False
         self._reset()
+
+    def keep_ann_file(self, identity: dict, *, save: bool = True) -> None:
+        """Keep the approximate index (if the backend builds one) in ``<store>.ivf``, keyed by the
+        embedder ``identity``, instead of training it again on every open (:mod:`.ann_file`).
+
+        With ``save`` off the file is neither read nor written, but this process still removes it
+        when it sees a record forgotten (another process may have written it).
+        """
+        path = getattr(self.store, "path", None)
+        if path is None or str(path) == ":memory:":
+            return
+        self.ann_file = AnnFile(f"{path}.ivf", {**identity, "dim": self.dim}, store_changes(self.store))
+        self._save_ann = save
+        self._attach()
+
+    def _attach(self) -> None:
+        if self.ann_file is not None and self._save_ann and hasattr(self.backend, "persistence"):
+            self.backend.persistence = self.ann_file
+            self.backend.rows_version = lambda: self.version
 
     def _reset(self) -> None:
         self.backend = self._backend_factory(self.dim)
+        self._attach()
         self._scope_codes: dict[str, int] = {}
         self._scope = np.zeros(0, dtype=np.int32)
         self._status = np.zeros(0, dtype=np.int8)
@@ -72,9 +95,9 @@ class VectorIndex:
                 begin()
             for row in rows:
                 self._apply_row(row)
+            self.version = version  # before end_bulk: an approximate index built now is saved at this version
             if end:
                 end()
-            self.version = version
             return self.backend.count()
 
     def refresh(self) -> int:
@@ -86,10 +109,13 @@ class VectorIndex:
             if current <= self.version:
                 return 0
             changes = self.store.query(
-                "SELECT record_seq, MAX(version) AS v, MAX(op = 'reset') AS reset FROM index_changes "
-                "WHERE version > ? GROUP BY record_seq",
+                "SELECT record_seq, MAX(version) AS v, MAX(op = 'reset') AS reset, MAX(op = 'delete') AS deleted "
+                "FROM index_changes WHERE version > ? GROUP BY record_seq",
                 (self.version,),
             )
+            if self.ann_file is not None and any(c["reset"] or c["deleted"] for c in changes):
+                # A forgotten record's vector must not stay on disk (the next open builds a new file).
+                self.ann_file.discard("a record was forgotten or the store was reset")
             if any(c["reset"] for c in changes):
                 self.rebuild()
                 return len(changes)

@@ -16,6 +16,8 @@ def explain_result(ctx: SearchContext, cand: Candidate, rank: int) -> ResultExpl
         generators["lexical"] = {"rank": cand.lexical_rank, "lexical": round(cand.lexical, 6), "terms": list(cand.lexical_terms)}
     if cand.entity_rank is not None:
         generators["entity"] = {"rank": cand.entity_rank, "entities": cand.entities}
+    if cand.rest_rank is not None:  # the fusion's fourth list: the question without its known names
+        generators["name_stripped"] = {"rank": cand.rest_rank, "cosine": cand.rest_cosine}
     if cand.duplicates:
         collapse = "kept; absorbed near-duplicates " + ", ".join(f"{d['id']} (cosine {d['cosine']:.3f})" for d in cand.duplicates)
     else:

@@ -211,6 +211,14 @@ def unknown_names(query: str, result: LexicalResult | None) -> list[str]:
     if result is None:
         return []
     held = {t["term"]: t["documents"] for t in result.terms}
+    names = query_names(query)
+    if not names or any(held.get(word.casefold()) != 0 for word in names):
+        return []
+    return names
+
+
+def query_names(query: str) -> list[str]:
+    """Capitalised words of the query other than its first word, stop words, months and weekdays."""
     names: list[str] = []
     for position, chunk in enumerate(query.split()):
         if position == 0:
@@ -219,6 +227,13 @@ def unknown_names(query: str, result: LexicalResult | None) -> list[str]:
             key = word.casefold()
             if word[0].isupper() and key not in STOP_WORDS and key not in _CALENDAR and word not in names:
                 names.append(word)
-    if not names or any(held.get(word.casefold()) != 0 for word in names):
-        return []
     return names
+
+
+def unheld_names(query: str, result: LexicalResult | None) -> list[str]:
+    """The query's names that no readable record holds, whatever the others ("Which Disney movie did
+    Sam mention?" asked of a memory that knows Sam but never saw "Disney": ``["Disney"]``)."""
+    if result is None:
+        return []
+    held = {t["term"]: t["documents"] for t in result.terms}
+    return [word for word in query_names(query) if held.get(word.casefold()) == 0]

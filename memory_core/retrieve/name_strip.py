@@ -11,12 +11,16 @@ name.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .fts_query import STOP_WORDS
+import numpy as np
+
+from . import gate_model
+from .fts_query import STOP_WORDS, query_terms
 from .generators import COSINE_DIGITS
-from .lexical import partial_score
-from .scoring import GateFloors, NameRest
+from .lexical import partial_score, unheld_names
+from .scoring import GateFloors, NameRest, name_rest_check
 
 if TYPE_CHECKING:
     from .pipeline import SearchContext
@@ -55,28 +59,101 @@ def strip_names(query: str, entities: list[dict]) -> str | None:
     return text
 
 
+@dataclass
+class RestQuery:
+    """The question with the known names taken out: its text (None when only names are left), its
+    vector, and its cosine to each candidate examined so far (by sequence number)."""
+
+    names: tuple[str, ...]
+    text: str | None
+    vector: np.ndarray | None
+    cosines: dict[int, float] = field(default_factory=dict)
+
+
+def rest_query(ctx: SearchContext, names: list[str], seqs: list[int]) -> RestQuery:
+    """The name-stripped question and its cosines to ``seqs``: embedded once per search (through the
+    query-vector cache) and shared by the fusion's fourth list and the gate."""
+    cached = ctx.rest_query
+    if cached is None or cached.names != tuple(names):
+        text = strip_names(ctx.query, [e for e in ctx.entities if e["name"] in names])
+        vector = None
+        if text is not None and ctx.query_vec is not None:
+            vector, _ = ctx.deps.query_vector(text, ctx.settings)
+        cached = ctx.rest_query = RestQuery(tuple(names), text, vector)
+    missing = [seq for seq in seqs if seq not in cached.cosines]
+    if cached.vector is not None and missing:
+        sims = ctx.deps.index.similarity(cached.vector, missing)
+        cached.cosines.update({seq: round(float(v), COSINE_DIGITS) for seq, v in sims.items()})
+    return cached
+
+
+def full_entity_names(ctx: SearchContext) -> list[str]:
+    """Known names the query spells whose entity list is full (they link ``candidates_per_generator``
+    or more readable records): the names that say nothing about which record answers."""
+    if len(ctx.generated.get("entity", [])) < ctx.settings.candidates_per_generator:
+        return []
+    return known_names_in_query(ctx.query, ctx.entities)
+
+
+def rest_list(ctx: SearchContext) -> list[int]:
+    """The fusion's fourth list: the candidate pool ordered by cosine to the name-stripped question
+    (empty unless the query names an entity with a full list and has other words)."""
+    names = full_entity_names(ctx) if ctx.settings.rest_list_in_fusion and ctx.pool else []
+    if not names:
+        return []
+    rest = rest_query(ctx, names, list(ctx.pool))
+    if rest.text is None:
+        return []
+    order = sorted(rest.cosines, key=lambda seq: (-rest.cosines[seq], seq))[:ctx.settings.candidates_per_generator]
+    for rank, seq in enumerate(order, start=1):
+        ctx.pool[seq].rest_rank, ctx.pool[seq].rest_cosine = rank, rest.cosines[seq]
+    return order
+
+
 def name_rest(ctx: SearchContext, names: list[str], in_query: set[str], floors: GateFloors, every_signal: bool) -> NameRest:
     """For a query naming known entities: the best support the rest of the question finds among
-    the candidates. The lexical score on the other words is free; the name-stripped query costs one
-    more embedding (from the query-vector cache when seen), so it is computed only when the lexical
-    support does not already settle it, or ``every_signal`` is set (calibration passes log both)."""
+    the candidates. The lexical score on the other words is free; the name-stripped cosines come
+    from the fusion's fourth list when it ran, else from one more embedding. Under the two-floor
+    rule they are computed only when the lexical support does not already settle it; the
+    known-name model and ``every_signal`` (calibration passes) need every signal."""
     lexical = None
     if ctx.lexical is not None:
         scores = [partial_score(ctx.lexical, c.lexical_terms, in_query) for c in ctx.ranking if c.lexical_terms]
         scores = [v for v in scores if v is not None]
         lexical = round(max(scores), 6) if scores else None
-    if not every_signal and lexical is not None and lexical >= floors.name_rest_lexical:
-        return NameRest(tuple(names), None, lexical)
+    full_cos = max((c.cosine for c in ctx.ranking if c.cosine is not None), default=None)
+    full_lex = max((c.lexical for c in ctx.ranking if c.lexical is not None), default=None)
+    unheld = tuple(unheld_names(ctx.query, ctx.lexical))
+    model = floors.name_model_floor > -1.0
+    if not (every_signal or model) and lexical is not None and lexical >= floors.name_rest_lexical:
+        return NameRest(tuple(names), None, lexical, full_cosine=full_cos, full_lexical=full_lex, unheld=unheld)
     joint = linked_to_all(ctx, names)
     if joint is not None and not every_signal:
-        return NameRest(tuple(names), None, lexical, joint=joint)
-    rest_text = strip_names(ctx.query, [e for e in ctx.entities if e["name"] in names])
-    cosine = None
-    if rest_text is not None and ctx.query_vec is not None:
-        vec, _ = ctx.deps.query_vector(rest_text, ctx.settings)
-        sims = ctx.deps.index.similarity(vec, [c.seq for c in ctx.ranking])
-        cosine = round(float(max(sims.values())), COSINE_DIGITS) if sims else None
-    return NameRest(tuple(names), cosine, lexical, bare=rest_text is None, joint=joint)
+        return NameRest(tuple(names), None, lexical, joint=joint, full_cosine=full_cos, full_lexical=full_lex, unheld=unheld)
+    rest = rest_query(ctx, names, [c.seq for c in ctx.ranking])
+    cosines = [(rest.cosines[c.seq], c.lexical) for c in ctx.ranking if c.seq in rest.cosines]
+    cosine = max((v for v, _ in cosines), default=None)
+    both = max((gate_model.rest_both(v, lex) for v, lex in cosines), default=None)
+    return NameRest(tuple(names), cosine, lexical, bare=rest.text is None, joint=joint,
+                    both=None if both is None else round(both, 6), full_cosine=full_cos, full_lexical=full_lex, unheld=unheld)
+
+
+def probe_rest_supported(ctx: SearchContext, cands: list, floors: GateFloors) -> bool:
+    """For the lifecycle probe: when the known-name check judged the question, would these older
+    records (superseded or expired) have passed it too? True when the check did not judge it."""
+    names = ctx.gate_summary.get("known_names") or []
+    if not names or not floors.name_rule_on:
+        return True
+    rest = rest_query(ctx, names, [c.seq for c in cands])
+    in_query = {t for e in ctx.entities for key in (e.get("matched") or "", e["name"]) for t in query_terms(key, 64)}
+    lexicals = [partial_score(ctx.lexical, c.lexical_terms, in_query) for c in cands if c.lexical_terms and ctx.lexical is not None]
+    pairs = [(rest.cosines[c.seq], c.lexical) for c in cands if c.seq in rest.cosines]
+    support = NameRest(tuple(names), max((v for v, _ in pairs), default=None), max((v for v in lexicals if v is not None), default=None),
+                       both=max((gate_model.rest_both(v, lex) for v, lex in pairs), default=None),
+                       full_cosine=max((c.cosine for c in cands if c.cosine is not None), default=None),
+                       full_lexical=max((c.lexical for c in cands if c.lexical is not None), default=None),
+                       unheld=tuple(ctx.gate_summary.get("unheld_names") or ()))
+    return name_rest_check(support, floors)[0]
 
 
 def linked_to_all(ctx: SearchContext, names: list[str]) -> str | None:

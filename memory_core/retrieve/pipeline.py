@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
+from operator import attrgetter
 from typing import Any, Protocol
 
 import numpy as np
@@ -89,6 +90,7 @@ class SearchContext:
     entities: list[dict[str, str]] = field(default_factory=list)
     lexical: Any = None  # the lexical generator's LexicalResult (term statistics), if it ran
     unknown_names: list[str] = field(default_factory=list)  # capitalised query words no readable record holds
+    rest_query: Any = None  # name_strip.RestQuery: the question without its known names, once computed
     lexical_doclists: dict[str, Any] = field(default_factory=dict)  # term -> FTS5 doclist, reused by the lifecycle probe
     pool: dict[int, Candidate] = field(default_factory=dict)
     generated: dict[str, list[int]] = field(default_factory=dict)
@@ -179,7 +181,7 @@ class Pipeline:
             trace.notes.append(f"skipped: the search already ended empty ({ctx.empty_reason})")
             return ctx
         ctx._current = trace
-        before = {c.record_id for c in ctx.ranking}
+        before = set(map(_RECORD_ID, ctx.ranking))
         dropped_before = len(ctx.dropped)
         began = time.perf_counter()
         try:
@@ -187,9 +189,13 @@ class Pipeline:
         finally:
             trace.ms = round((time.perf_counter() - began) * 1000.0, 3)
             ctx._current = None
-        after = {c.record_id for c in ctx.ranking}
-        explained = {c.record_id for c in ctx.dropped[dropped_before:]}
-        unexplained = before - after - explained
-        if unexplained:
-            raise AssertionError(f"stage {stage.name} dropped {sorted(unexplained)} without a reason")
+        if before:  # (the early stages have no ranking yet: nothing to check)
+            unexplained = before.difference(map(_RECORD_ID, ctx.ranking))
+            if unexplained:
+                unexplained.difference_update(map(_RECORD_ID, ctx.dropped[dropped_before:]))
+                if unexplained:
+                    raise AssertionError(f"stage {stage.name} dropped {sorted(unexplained)} without a reason")
         return ctx
+
+
+_RECORD_ID = attrgetter("record_id")

@@ -9,9 +9,10 @@ from ..clock import parse_ts
 from ..store.records import fetch_records, restrict_links
 from .filters import index_mask
 from .fts_query import query_terms
+from . import gate_model
 from .generators import COSINE_DIGITS, dense_candidates, entity_candidates, lexical_candidates
 from .lexical import partial_score, readable_lookup, unknown_names
-from .name_strip import known_names_in_query, name_rest
+from .name_strip import full_entity_names, name_rest, probe_rest_supported, rest_list
 from .search_types import Candidate
 from .pipeline import SearchContext
 from .scoring import (
@@ -56,6 +57,11 @@ def fusion_lists(ctx: SearchContext) -> tuple[dict[str, list[int]], str | None]:
     if len(lists["entity"]) >= k:
         left_out = f"entity list left out of the fusion: the matched entities link {k} or more readable records"
         lists = {name: ids for name, ids in lists.items() if name != "entity"}
+        # The same names lift every cosine of the dense list; the pool ordered by cosine to the
+        # question without them ranks what the rest of the question asks about (name_strip.rest_list).
+        stripped = rest_list(ctx)
+        if stripped:
+            lists["name_stripped"] = stripped
     return lists, left_out
 
 
@@ -80,9 +86,12 @@ class FusionStage:
                 ctx.ranking.append(cand)
         if left_out:
             ctx.note(left_out)
+        if "name_stripped" in lists:
+            ctx.note(f"name-stripped list fused: the candidates ordered by cosine to \"{ctx.rest_query.text}\"")
         ctx.io(inputs={name: len(ctx.generated.get(name, [])) for name in ("dense", "lexical", "entity")}
                | {"rrf_k": ctx.settings.rrf_k, "fused_lists": sorted(lists)},
-               outputs={"fused": [c.brief() for c in ctx.ranking]})
+               outputs={"fused": [c.brief() for c in ctx.ranking]}
+               | ({"name_stripped": [ctx.pool[q].record_id for q in lists["name_stripped"]]} if "name_stripped" in lists else {}))
         return ctx
 
 
@@ -185,12 +194,11 @@ class GateStage:
         first, reason = gate_set(evidence, floors)
         # The rule is for names that link too many records to point at any one (a speaker, a big
         # project: the same test as the fusion's); a name linking a few records is itself evidence.
-        full = len(ctx.generated.get("entity", [])) >= s.candidates_per_generator
-        names = known_names_in_query(ctx.query, ctx.entities) if ctx.ranking and full else []
-        # the rule is off, or the gate is open (a calibration pass): log every signal, decide nothing
-        every_signal = s.name_rest_cosine <= -1.0 or s.cosine_floor <= -1.0
+        names = full_entity_names(ctx) if ctx.ranking else []
+        # the gate open (a calibration pass): log every signal; the check off: compute nothing
+        every_signal = s.cosine_floor <= -1.0
         rest = None
-        if names and (first is not None or every_signal):
+        if names and (every_signal or (first is not None and floors.name_rule_on)):
             rest = name_rest(ctx, names, in_query, floors, every_signal)
             first, reason = gate_set(evidence, floors, rest)
         judged = rest is not None and not rest.bare and not rest.joint
@@ -198,6 +206,11 @@ class GateStage:
         summary["names_linked_together_by"] = rest.joint if rest else None
         summary["best_rest_cosine"] = rest.cosine if rest else None
         summary["best_rest_lexical"] = rest.lexical if rest else None
+        summary["best_rest_both"] = rest.both if rest else None
+        summary["unheld_names"] = list(rest.unheld) if rest else []
+        if judged and floors.name_model_floor > -1.0:
+            summary["name_model"] = {"probability": round(gate_model.probability(floors.name_model_weights, rest.model_values()), 6),
+                                     "floor": floors.name_model_floor, "features": dict(zip(gate_model.FEATURES, rest.model_values()))}
         summary["passed"] = first is not None
         summary["reason"] = reason
         summary["decision"] = (f"passed: the result set passes on {ctx.ranking[first].record_id} ({reason})" if first is not None
@@ -210,12 +223,15 @@ class GateStage:
             else:
                 cand.gate = f"{summary['decision']}; {own}"
         ctx.gate_summary = summary
+        rest_cosines = ctx.rest_query.cosines if ctx.rest_query else {}
         ctx.io(outputs={"decision": summary["decision"], "candidates": [
             {"id": c.record_id, "cosine": _r(c.cosine), "lexical": _r(c.lexical), "entity": bool(ev.entities),
-             "rest_lexical": _r(ev.rest_lexical), "strong": passed} for c, ev, (passed, _) in zip(ctx.ranking, evidence, verdicts)],
+             "rest_lexical": _r(ev.rest_lexical), "rest_cosine": _r(rest_cosines.get(c.seq)), "strong": passed}
+            for c, ev, (passed, _) in zip(ctx.ranking, evidence, verdicts)],
             **{k: summary[k] for k in ("passed", "unknown_names", "best_cosine", "best_lexical", "entity_matches", "best_entity_cosine",
                                        "best_entity_rest_lexical", "strong", "known_names", "best_rest_cosine", "best_rest_lexical",
-                                       "names_linked_together_by")}})
+                                       "best_rest_both", "unheld_names", "names_linked_together_by")},
+            **({"name_model": summary["name_model"]} if "name_model" in summary else {})})
         if first is None and not ctx.floors_deferred:
             for cand in list(ctx.ranking):
                 ctx.drop(cand, f"gate: {reason}")
@@ -286,16 +302,19 @@ def lifecycle_probe(ctx: SearchContext) -> dict:
     saved = ctx.lexical
     ctx.lexical = lexical
     try:
+        passing = []
         for cand in found.values():
             lapsed = cand.status == "provisional" and cand.seq not in ctx.pool
             kind = "expired" if (cand.status == "expired" or lapsed) else cand.status
-            if kind not in ("superseded", "expired"):
-                continue
-            passed, _ = gate_check(evidence_of(ctx, cand), floors)
-            if passed:
-                counts[kind] += 1
-                counts["passing"] += 1
-                counts["ids"].append(cand.record_id)
+            if kind in ("superseded", "expired") and gate_check(evidence_of(ctx, cand), floors)[0]:
+                passing.append((kind, cand))
+        # a question the known-name check refused: older records count only if they support the rest of it
+        if passing and not probe_rest_supported(ctx, [c for _, c in passing], floors):
+            passing = []
+        for kind, cand in passing:
+            counts[kind] += 1
+            counts["passing"] += 1
+            counts["ids"].append(cand.record_id)
     finally:
         ctx.lexical = saved
     return counts
@@ -355,10 +374,17 @@ class BudgetStage:
     def run(self, ctx: SearchContext) -> SearchContext:
         s = ctx.settings
         budget, limit, overhead = s.token_budget, ctx.request.limit, s.token_overhead_per_result
-        costs = [count_tokens(c.content or "") + overhead for c in ctx.ranking]
-        decisions = fit_budget(costs, budget, limit)
+        costs: list[int] = []  # counted lazily: candidates past the limit need no token count
+
+        def counted():
+            for cand in ctx.ranking:
+                costs.append(count_tokens(cand.content or "") + overhead)
+                yield costs[-1]
+
+        decisions = fit_budget(counted(), budget, limit, len(ctx.ranking))
         kept: list[Candidate] = []
-        for cand, cost, (decision, used) in zip(ctx.ranking, costs, decisions):
+        for i, (cand, (decision, used)) in enumerate(zip(ctx.ranking, decisions)):
+            cost = costs[i] if i < len(costs) else None
             if decision == "keep":
                 cand.tokens = cost
                 cand.budget = f"fits: {used} of {budget} tokens used after it"
@@ -384,6 +410,6 @@ class BudgetStage:
         ctx.ranking = kept
         ctx.results = list(kept)
         ctx.budget_used = sum(c.tokens or 0 for c in kept)
-        ctx.io(inputs={"candidates": len(costs), "budget": budget, "limit": limit, "overhead_per_result": overhead},
+        ctx.io(inputs={"candidates": len(decisions), "budget": budget, "limit": limit, "overhead_per_result": overhead},
                outputs={"kept": [{"id": c.record_id, "tokens": c.tokens} for c in kept], "used": ctx.budget_used})
         return ctx

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
 import numpy as np
+
+from . import gate_model
 
 K = TypeVar("K", bound=Hashable)
 
@@ -82,11 +84,19 @@ class GateFloors:
     cosine_unknown_name: float = math.inf
     name_rest_cosine: float = -math.inf  # -inf: a query naming a known entity needs no support beyond the floors
     name_rest_lexical: float = math.inf
+    name_model_floor: float = -1.0  # -1: the known-name rule uses the two floors above instead of the model
+    name_model_weights: tuple[float, ...] = ()  # bias, then one weight per gate_model.FEATURES
 
     @classmethod
     def of(cls, settings) -> "GateFloors":
         return cls(settings.cosine_floor, settings.lexical_floor, settings.entity_support_cosine, settings.entity_support_lexical,
-                   settings.cosine_floor_unknown_name, settings.name_rest_cosine, settings.name_rest_lexical)
+                   settings.cosine_floor_unknown_name, settings.name_rest_cosine, settings.name_rest_lexical,
+                   settings.name_model_floor, tuple(settings.name_model_weights))
+
+    @property
+    def name_rule_on(self) -> bool:
+        """Does a query naming a known entity need support for the rest of it (model or floors)?"""
+        return self.name_model_floor > -1.0 or self.name_rest_cosine > -1.0
 
 
 @dataclass(frozen=True)
@@ -100,21 +110,38 @@ class NameRest:
     lexical: float | None
     bare: bool = False  # nothing but the names (and stop words) in the query
     joint: str | None = None  # a candidate linked to every named entity (two or more names)
+    both: float | None = None  # best rest cosine + 0.5 x lexical score of one candidate (gate_model.rest_both)
+    full_cosine: float | None = None  # best cosine of the set to the whole query
+    full_lexical: float | None = None  # best lexical score of the set
+    unheld: tuple[str, ...] = ()  # names in the query that no readable record holds (lexical.unheld_names)
+
+    def model_values(self) -> tuple[float | None, ...]:
+        """The known-name model's features, in gate_model.FEATURES order."""
+        return (self.cosine, self.lexical, self.both, self.full_cosine, self.full_lexical, 0.0 if self.unheld else 1.0)
 
 
 def name_rest_check(rest: NameRest | None, floors: GateFloors) -> tuple[bool, str]:
     """Does the rest of a question that names a known entity find support (a mention of a name is
     not relevance)? True with no reason when the query names no known entity, is only the name, names
-    several entities that some candidate links together, or the rule is off."""
-    if rest is None or not rest.names or floors.name_rest_cosine == -math.inf:
-        return True, ""
-    if rest.cosine is not None and rest.cosine >= floors.name_rest_cosine:
-        return True, ""
-    if rest.lexical is not None and rest.lexical >= floors.name_rest_lexical:
+    several entities that some candidate links together, or the rule is off. With ``name_model_floor``
+    above -1 the known-name model decides (:mod:`.gate_model`); otherwise the two floors do."""
+    if rest is None or not rest.names or not floors.name_rule_on:
         return True, ""
     if rest.bare or rest.joint:
         return True, ""  # "who is Alice?": the name is the whole question, and records about Alice answer it
     names = ", ".join(n.casefold() for n in rest.names)
+    if floors.name_model_floor > -1.0:
+        values = rest.model_values()
+        p = gate_model.probability(floors.name_model_weights, values)
+        if p >= floors.name_model_floor:
+            return True, ""
+        a, b = _fmt(p, floors.name_model_floor, 2)
+        return False, (f"mentions {names}, but the rest of the question finds too little support (known-name model: "
+                       f"p {a} < {b} from {gate_model.describe(values)})")
+    if rest.cosine is not None and rest.cosine >= floors.name_rest_cosine:
+        return True, ""
+    if rest.lexical is not None and rest.lexical >= floors.name_rest_lexical:
+        return True, ""
     parts = []
     if rest.cosine is not None:
         a, b = _fmt(rest.cosine, floors.name_rest_cosine, 2)
@@ -255,8 +282,11 @@ def collapse_near_duplicates(
     # call costs more in thread wake-ups (badly so on a busy machine) than the arithmetic.
     gram = np.einsum("ij,kj->ik", vectors, vectors)
     close = gram >= threshold
+    # Only a row close to some earlier row can be absorbed; the rest (almost all) are kept without
+    # looking at the kept list.
+    suspect = np.triu(close, 1).any(axis=0).tolist()
     for i, key in enumerate(keys):
-        if kept_rows and close[i, kept_rows].any():
+        if suspect[i] and kept_rows and close[i, kept_rows].any():
             sims = gram[i, kept_rows]
             j = int(np.argmax(sims))
             absorbed[key] = (kept[j], float(sims[j]))
@@ -302,20 +332,25 @@ def truncate_to_tokens(text: str, max_tokens: int) -> str:
     return text[:end].rstrip() + "…"
 
 
-def fit_budget(costs: Sequence[int], budget: int, limit: int) -> list[tuple[str, int]]:
+def fit_budget(costs: Iterable[int], budget: int, limit: int, count: int | None = None) -> list[tuple[str, int]]:
     """Decide, in rank order, which items fit: ``(decision, tokens used after it)`` per item.
 
     Decisions: ``"keep"``; ``"truncate"`` (only the first item, when it alone exceeds the budget:
     it is cut to the budget rather than returning nothing); ``"over_budget"`` (skipped, later
     smaller items may still fit); ``"over_limit"`` (the result count is already ``limit``).
+    ``costs`` may be a lazy iterable of ``count`` items: no cost is read once ``limit`` items are
+    kept (the rest are over the limit whatever they cost).
     """
+    if count is None:
+        costs = list(costs)
+        count = len(costs)
     out: list[tuple[str, int]] = []
     used = 0
     kept = 0
-    for cost in costs:
-        if kept >= limit:
-            out.append(("over_limit", used))
-        elif used + cost <= budget:
+    items = iter(costs)
+    while kept < limit and len(out) < count:
+        cost = next(items)
+        if used + cost <= budget:
             used += cost
             kept += 1
             out.append(("keep", used))
@@ -325,4 +360,5 @@ def fit_budget(costs: Sequence[int], budget: int, limit: int) -> list[tuple[str,
             out.append(("truncate", used))
         else:
             out.append(("over_budget", used))
+    out.extend([("over_limit", used)] * (count - len(out)))
     return out

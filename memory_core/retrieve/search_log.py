@@ -4,7 +4,7 @@ A row holds the request, the retrieval settings (by content hash: the settings t
 stored once in ``search_settings``) and embedder in force, the readable scopes with their
 reasons, every stage's trace (ids, ranks, scores, decisions and reasons), the result
 explanations, the response explanation and per-stage latency. The row is inserted once, with its
-final timings, and its trace is zlib-compressed JSON (:func:`decode_row` reads every column back;
+final timings, and its trace is compressed JSON (:func:`decode_row` reads every column back;
 ``generators`` lists are derived from the stage outputs rather than stored twice). It holds no record text: results
 are rebuilt by id from the store, so a forgotten record shows as deleted and its text is gone
 from the log too.
@@ -65,10 +65,35 @@ class LogStage:
 
 def settings_id(conn, settings: RetrievalSettings, at: str) -> str:
     """The content hash naming ``settings`` in ``search_settings`` (stored on first use)."""
-    text = dumps(settings.model_dump(mode="json"))
-    key = hashlib.sha256(text.encode()).hexdigest()[:16]
+    text, key = _settings_text(settings)
+    # Always offered to the table (3 microseconds when present): a restore may have replaced it.
     conn.execute("INSERT OR IGNORE INTO search_settings (id, settings, first_used_at) VALUES (?,?,?)", (key, text, at))
     return key
+
+
+_last_settings: tuple = (None, None, "", "")  # (settings object, its field values then, text, key)
+
+
+def _settings_text(settings: RetrievalSettings) -> tuple[str, str]:
+    """The settings as stored JSON and its hash, remembered for the last settings object seen.
+
+    Every search of a service passes the same settings object, and dumping and hashing it was a
+    tenth of the log write. Settings are mutable, so the remembered values are compared too; only
+    settings whose fields are all scalars are remembered (a shallow copy is then a full snapshot).
+    """
+    global _last_settings
+    obj, values, text, key = _last_settings
+    if obj is settings and values == settings.__dict__:
+        return text, key
+    values = dict(settings.__dict__)
+    text = dumps(settings.model_dump(mode="json"))
+    key = hashlib.sha256(text.encode()).hexdigest()[:16]
+    if all(isinstance(v, _SCALARS) for v in values.values()):
+        _last_settings = (settings, values, text, key)  # one tuple, swapped whole: safe across threads
+    return text, key
+
+
+_SCALARS = (str, int, float, bool, type(None))
 
 
 def _request_blob(conn, ctx: SearchContext) -> str:

@@ -77,6 +77,8 @@ class Candidate:
     lexical_terms: tuple[str, ...] = ()
     entity_rank: int | None = None
     entities: list[dict[str, str]] = field(default_factory=list)
+    rest_rank: int | None = None  # rank in the fusion's name-stripped list (name_strip.rest_list)
+    rest_cosine: float | None = None  # cosine to the query with its known names taken out
     fused_rank: int | None = None
     fused_score: float | None = None
     freshness: dict[str, float] | None = None
@@ -107,7 +109,7 @@ class Candidate:
     def brief(self) -> dict[str, Any]:
         """Id plus the scores known so far (what stage traces list)."""
         out: dict[str, Any] = {"id": self.record_id}
-        for name in ("dense_rank", "cosine", "lexical_rank", "lexical", "entity_rank", "fused_rank", "score"):
+        for name in ("dense_rank", "cosine", "lexical_rank", "lexical", "entity_rank", "rest_rank", "rest_cosine", "fused_rank", "score"):
             value = getattr(self, name)
             if value is not None:
                 out[name] = round(value, 6) if isinstance(value, float) else value

@@ -67,6 +67,8 @@ class MemoryService(ExtractionMethods, AmbientMethods):
             store.erase_delay_s = pg.erase_delay_s
         else:
             self.index = VectorIndex(store, embedder.dim, backend_factory(r.ann_min_records, r.ann_exact_below_allowed, r.ann_nprobe))
+            self.index.keep_ann_file({"model": embedder.model_name, "model_version": embedder.model_version, "kind": "faiss-ivf-sq8"},
+                                     save=r.ann_persist)
         offline_judge = OfflineEntailmentJudge(embedder.embed, settings.write.entailment_min_coverage, settings.write.entailment_min_cosine)
         self.judge = (
             AnthropicEntailmentJudge(llm, offline_judge)

@@ -109,10 +109,16 @@ SELECT_COLUMNS = ", ".join(f"r.{c}" for c in _COLUMNS)
 
 
 def record_from_row(row: sqlite3.Row) -> Record:
-    data = {c: row[c] for c in _COLUMNS}
-    data["conflicts_with"] = loads(data["conflicts_with"], [])
-    data["tags"] = loads(data["tags"], [])
+    # Rows selected with SELECT_COLUMNS come in _COLUMNS order; zip is several times faster than
+    # looking up 37 columns by name (search results and the admin app build many envelopes).
+    data = dict(zip(_COLUMNS, row)) if len(row) == len(_COLUMNS) else {c: row[c] for c in _COLUMNS}
+    data["conflicts_with"] = _json_list(data["conflicts_with"])
+    data["tags"] = _json_list(data["tags"])
     return Record(**data)
+
+
+def _json_list(value) -> list:
+    return [] if value == "[]" else loads(value, [])
 
 
 def load_entity_links(conn: sqlite3.Connection, records: list[Record]) -> None:

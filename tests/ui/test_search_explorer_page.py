@@ -66,3 +66,26 @@ def test_view_as_principal_applies_exactly_the_agents_grants(open_page):
     allowed = set(service.access("helper", "bob").readable)
     assert {r.record.scope for r in response.results} <= allowed
     assert set(response.explanation.scopes) == allowed
+
+
+def test_the_gate_stage_shows_how_the_known_name_check_judged_a_named_question(open_page, monkeypatch):
+    # one candidate per generator: the single record about Sam fills Sam's entity list, as a
+    # speaker's hundreds of records do, so the known-name check judges the question
+    monkeypatch.setenv("MEMORY_RETRIEVAL__CANDIDATES_PER_GENERATOR", "1")
+    monkeypatch.setenv("MEMORY_RETRIEVAL__COSINE_FLOOR", "0.0")
+    # a model that asks more of the rest of the question than any cosine gives: the check refuses
+    monkeypatch.setenv("MEMORY_RETRIEVAL__NAME_MODEL_WEIGHTS", "[-5, 3, 0, 0, 0, 0, 0]")
+    monkeypatch.setenv("MEMORY_RETRIEVAL__NAME_MODEL_FLOOR", "0.5")
+    at = open_page("search_explorer.py", "operator")
+    response = run_search(at, "assistant", "alice", "How does Sam like his coffee?")
+    gate = response.trace.stage("gate").outputs
+    assert gate["known_names"] == ["Sam"] and "name_model" in gate
+    number = [s.name for s in response.trace.stages].index("gate") + 1
+    at.number_input(key="explorer_stage").set_value(number).run()
+    lines = [t.value for t in at.text]
+    assert any(line.startswith("Gate decision: ") for line in lines)
+    model = [line for line in lines if line.startswith("Known-name model for Sam: p ")]
+    assert model and f"vs floor {gate['name_model']['floor']:g}" in model[0]
+    assert response.empty and gate["name_model"]["probability"] < gate["name_model"]["floor"]
+    assert response.empty_reason.startswith("mentions sam, but the rest of the question finds too little support")
+    assert "(refuses)" in model[0]

@@ -90,3 +90,63 @@ def test_the_known_name_rule_is_decided_like_the_pipeline_and_swept_on_top_of_th
     pick = recommend_rest(sweep_rest(answerable + named, [], FLOORS), max_false_empty=0.0)
     assert pick["false_empty"] == 0.0 and pick["correct_empty_named"] == 1.0
     assert 0.25 <= pick["name_rest_cosine"] <= 0.35
+
+
+def _named_samples():
+    answerable = [GateFeatures(f"conv-a#{i}", True, 0.55 + (i % 5) * 0.02, 0.3 + (i % 3) * 0.1, 0.55, 0.1, known_name=True,
+                               rest_cosine=0.38 + (i % 7) * 0.02, rest_lexical=0.2 + (i % 4) * 0.1, rest_both=0.5 + (i % 5) * 0.03)
+                  for i in range(40)]
+    named = [GateFeatures(f"conv-a<-y#{i}~named", False, 0.5 + (i % 5) * 0.02, 0.1 + (i % 3) * 0.05, 0.5, 0.0, known_name=True,
+                          rest_cosine=0.2 + (i % 7) * 0.02, rest_lexical=0.05 * (i % 3), rest_both=0.25 + (i % 5) * 0.03)
+             for i in range(40)]
+    return answerable, named
+
+
+def test_the_known_name_model_is_decided_like_the_pipeline():
+    from memory_core.eval import name_model_fit
+    from memory_core.retrieve.scoring import NameRest
+
+    answerable, named = _named_samples()
+    weights = name_model_fit.fit(answerable + named)
+    full = {**FLOORS, "name_model_floor": 0.5, "name_model_weights": weights}
+    floors = GateFloors(0.4, 0.5, 0.35, 0.5, 0.6, name_model_floor=0.5, name_model_weights=tuple(weights))
+    for f in answerable + named:
+        rest = NameRest(("Jon",), f.rest_cosine, f.rest_lexical, both=f.rest_both, full_cosine=f.cosine, full_lexical=f.lexical)
+        first, _ = gate_set([Evidence(f.cosine, f.lexical, ("Jon",), f.entity_rest)], floors, rest)
+        assert passes(f, full) == (first is not None)
+
+
+def test_the_fitted_model_separates_and_its_floor_respects_the_false_empty_bound():
+    from memory_core.eval import name_model_fit
+    from memory_core.eval.gate_calibration import recommend_model_floor, sweep_model_floor
+
+    answerable, named = _named_samples()
+    weights = name_model_fit.fit(answerable + named)
+    assert len(weights) == 7 and weights[1] > 0  # more support for the rest of the question, more likely answerable
+    probs_pos = [name_model_fit.probability(f, weights) for f in answerable]
+    probs_neg = [name_model_fit.probability(f, weights) for f in named]
+    assert min(probs_pos) > max(probs_neg)  # separable data is separated
+    pick = recommend_model_floor(sweep_model_floor(answerable + named, [], FLOORS, weights), max_false_empty=0.0)
+    assert pick["false_empty"] == 0.0 and pick["correct_empty_named"] == 1.0
+    off = sweep_model_floor(answerable + named, [], FLOORS, weights)[0]
+    assert off["name_model_floor"] == -1.0 and off["correct_empty_named"] == 0.0  # the model off lets every named one through
+
+
+def test_a_fit_without_both_labels_is_the_neutral_model():
+    from memory_core.eval import name_model_fit
+
+    answerable, _ = _named_samples()
+    assert name_model_fit.fit(answerable) == [0.0] * 7
+    assert name_model_fit.fit([]) == [0.0] * 7
+
+
+def test_calibrate_reports_the_model_and_the_two_floor_rule_per_fold():
+    answerable, named = _named_samples()
+    other = [GateFeatures(f.qid.replace("conv-a", "conv-b"), f.answerable, f.cosine, f.lexical, f.entity_cosine, f.entity_rest,
+                          known_name=True, rest_cosine=f.rest_cosine, rest_lexical=f.rest_lexical, rest_both=f.rest_both)
+             for f in answerable + named]
+    report = calibrate(answerable + named + other, [{"conv-a"}, {"conv-b"}], grid=GRID, max_false_empty=0.0)
+    for fold in report["folds"]:
+        assert fold["floors"]["name_model_floor"] > -1.0 and len(fold["floors"]["name_model_weights"]) == 7
+        assert fold["held_out"]["correct_empty_named"] == 1.0 and fold["held_out"]["false_empty"] == 0.0
+        assert "rule" in fold["train_outcome"] and "held_out" in fold["train_outcome"]["rule"]

@@ -37,3 +37,14 @@ def test_the_cache_key_changes_with_the_readable_set_and_the_store_state():
     a = np.array([True, False, True])
     assert lookup_key(a, 7) == lookup_key(a.copy(), 7)
     assert lookup_key(a, 7) != lookup_key(a, 8) != lookup_key(np.array([True, True, True]), 8)
+
+
+def test_unheld_names_are_the_query_names_no_readable_record_holds_whatever_the_others():
+    from memory_core.retrieve.lexical import unheld_names
+
+    result = LexicalResult(total=10, terms=[{"term": "disney", "documents": 0, "idf": None, "used": False, "reason": None},
+                                            {"term": "sam", "documents": 4, "idf": 1.0, "used": True, "reason": None},
+                                            {"term": "june", "documents": 0, "idf": None, "used": False, "reason": None}])
+    assert unheld_names("Which Disney movie did Sam mention in June?", result) == ["Disney"]  # months are not names
+    assert unheld_names("Which movie did Sam mention?", result) == []
+    assert unheld_names("Which Disney movie?", None) == []

@@ -54,7 +54,7 @@ def test_a_question_that_is_only_the_name_is_about_the_name():
 def test_a_search_naming_a_known_person_about_something_never_stored_is_empty(make_service):
     """'How does Priya like her answers formatted?' against records about Priya's meetings and role."""
     # candidates_per_generator 2: Priya's two records fill the entity list, as a speaker's hundreds do
-    service = make_service(cosine_floor=0.05, lexical_floor=1.0, name_rest_cosine=0.5, name_rest_lexical=0.5, candidates_per_generator=2)
+    service = make_service(cosine_floor=0.05, lexical_floor=1.0, name_model_floor=-1.0, name_rest_cosine=0.5, name_rest_lexical=0.5, candidates_per_generator=2)
     alice = _principal(service)
     write(alice, "Priya leads the Atlas migration.", about="Priya", about_kind="person", attribute="role")
     meetings = write(alice, "Priya seems to prefer morning meetings.", about="Priya", about_kind="person", attribute="meetings")
@@ -72,7 +72,7 @@ def test_a_search_naming_a_known_person_about_something_never_stored_is_empty(ma
 
 def test_a_name_linking_few_records_is_evidence_itself(make_service):
     """The rule is for names that link too many records to point at one (the entity list is full)."""
-    service = make_service(cosine_floor=0.05, lexical_floor=1.0, name_rest_cosine=0.99, name_rest_lexical=1.0)
+    service = make_service(cosine_floor=0.05, lexical_floor=1.0, name_model_floor=-1.0, name_rest_cosine=0.99, name_rest_lexical=1.0)
     alice = _principal(service)
     write(alice, "The flaky test lives in ticket INFRA-4821, assigned to Priya.", mentions=["Priya"], attribute="ticket")
     response = search(service, alice, "what is Priya working on")
@@ -80,7 +80,7 @@ def test_a_name_linking_few_records_is_evidence_itself(make_service):
 
 
 def test_without_a_known_name_the_rule_costs_nothing(make_service):
-    service = make_service(cosine_floor=0.05, lexical_floor=1.0, name_rest_cosine=0.99)
+    service = make_service(cosine_floor=0.05, lexical_floor=1.0, name_model_floor=-1.0, name_rest_cosine=0.99)
     alice = _principal(service)
     write(alice, "The user prefers morning meetings.", attribute="meetings")
     response = search(service, alice, "when are the meetings?")
@@ -90,7 +90,7 @@ def test_without_a_known_name_the_rule_costs_nothing(make_service):
 
 def test_two_names_that_a_record_links_together_are_a_specific_match(make_service):
     """'What did the user discuss with Emeka about Helix?': the names are the question."""
-    service = make_service(cosine_floor=0.05, lexical_floor=1.0, name_rest_cosine=0.99, name_rest_lexical=1.0, candidates_per_generator=2)
+    service = make_service(cosine_floor=0.05, lexical_floor=1.0, name_model_floor=-1.0, name_rest_cosine=0.99, name_rest_lexical=1.0, candidates_per_generator=2)
     alice = _principal(service)
     both = write(alice, "Talked budgets with Emeka for Helix.", mentions=["Emeka", "Helix"], attribute="call")
     write(alice, "Emeka likes tea.", mentions=["Emeka"], attribute="tea")
