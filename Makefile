@@ -56,8 +56,14 @@ test-crewai: crewai-venv
 browser:
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
+# The second run repeats the service-level suites on PostgreSQL (a real server the run starts and
+# stops, tests/pg_server.py); tests/contract runs on both backends in the first.
+PG_SUITES := tests/unit/ingest tests/unit/policy tests/unit/retrieve tests/unit/tools tests/unit/extract \
+	tests/unit/admin_ui tests/unit/ambient tests/unit/hostmem tests/unit/test_maintenance.py
+
 test: install browser crewai-venv
 	$(PY) -m pytest -q
+	$(PY) -m pytest -q -p no:cacheprovider --store-backend postgresql $(PG_SUITES)
 	$(MAKE) --no-print-directory test-crewai
 
 # Refresh docs/screenshots/ from a freshly built demo store (not part of `make test`).

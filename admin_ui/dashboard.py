@@ -145,9 +145,11 @@ def empty_reasons_figure(data: dict[str, Any]) -> go.Figure:
 def review_backlog_data(service) -> list[dict[str, Any]]:
     """Per scope: provisional records and review-due flags waiting for a person."""
     rows = service.store.query(
-        "SELECT scope_kind || ':' || scope_id AS scope, SUM(status = 'provisional') AS provisional, "
-        "SUM(review_flagged_at IS NOT NULL) AS review_due FROM records WHERE status != 'deleted' "
-        "GROUP BY scope HAVING provisional > 0 OR review_due > 0 ORDER BY provisional + review_due DESC, scope")
+        # a subquery, so the outer clauses may name the counts (PostgreSQL allows no alias in HAVING)
+        "SELECT scope, provisional, review_due FROM (SELECT scope_kind || ':' || scope_id AS scope, "
+        "SUM(status = 'provisional') AS provisional, SUM(review_flagged_at IS NOT NULL) AS review_due "
+        "FROM records WHERE status != 'deleted' GROUP BY scope_kind, scope_id) q "
+        "WHERE provisional > 0 OR review_due > 0 ORDER BY provisional + review_due DESC, scope")
     return [dict(r) for r in rows]
 
 

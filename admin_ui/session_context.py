@@ -98,6 +98,8 @@ def recent_sessions(service, limit: int = 300) -> list[dict[str, Any]]:
 
 def host_decisions_available(service) -> bool:
     """Whether the host-issued memory table exists in this store (another migration creates it)."""
+    if service.store.backend == "postgresql":
+        return bool(service.store.scalar("SELECT to_regclass(?) IS NOT NULL", (HOST_DECISIONS_TABLE,)))
     return service.store.scalar("SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?",
                                 (HOST_DECISIONS_TABLE,)) is not None
 

@@ -37,7 +37,7 @@ def streamlit_command(port: int, host: str) -> list[str]:
     ]
 
 
-def app_environment(store: Path, demo: bool, base: dict[str, str] | None = None) -> dict[str, str]:
+def app_environment(store: Path | str, demo: bool, base: dict[str, str] | None = None) -> dict[str, str]:
     """The environment the app runs with: the store, offline model loading, demo settings."""
     env = dict(os.environ if base is None else base)
     env[STORE_ENV] = str(store)
@@ -67,9 +67,19 @@ def ensure_store(store: Path, demo: bool, out=print) -> None:
 
 def serve(store: str, port: int, demo: bool, host: str, *, execute: bool = True) -> int:
     """Prepare the store and exec the Streamlit server; returns only when ``execute`` is False."""
-    path = Path(store).resolve()
-    ensure_store(path, demo, out=lambda message: print(message, flush=True))
-    env = app_environment(path, demo)
+    from .store.backend import is_postgres_url, redact_url
+
+    if is_postgres_url(store):  # a PostgreSQL store: passed through as it is (docs/scaling.md)
+        if demo:
+            from .errors import InvalidInputError
+
+            raise InvalidInputError("demo mode builds its demo store as an SQLite file; give --path a file", field="path")
+        print(f"using the PostgreSQL store at {redact_url(store)}", flush=True)
+        target: Path | str = store
+    else:
+        target = Path(store).resolve()
+        ensure_store(target, demo, out=lambda message: print(message, flush=True))
+    env = app_environment(target, demo)
     command = streamlit_command(port, host)
     shown = "localhost" if host in LOCAL_HOSTS or host in ("0.0.0.0", "::") else host
     print(f"\nagent-memory admin app: http://{shown}:{port}", flush=True)

@@ -24,7 +24,9 @@ def _open(args, **kwargs):
 def cmd_init(args) -> int:
     with _open(args) as service:
         stats = service.stats()
-    print(f"store ready at {args.path} (embedder {stats['embedder']['model']}, {stats['records']} records)")
+    from memory_core.store.urls import redact_url
+
+    print(f"store ready at {redact_url(str(args.path))} (embedder {stats['embedder']['model']}, {stats['records']} records)")
     return 0
 
 
@@ -113,13 +115,13 @@ def cmd_calibrate(args) -> int:
 def _open_store(args):
     # backup, restore, doctor and prune-logs need no embedding model: open the store alone.
     from memory_core.clock import SystemClock, format_ts
-    from memory_core.store.db import Store
+    from memory_core.store.backend import open_store, store_exists
 
-    if not Path(args.path).exists():
+    if not store_exists(args.path):
         from memory_core.errors import NotFoundError
 
         raise NotFoundError(f"no store at {args.path}")
-    return Store.open(args.path, format_ts(SystemClock().now()))
+    return open_store(args.path, format_ts(SystemClock().now()))
 
 
 def cmd_backup(args) -> int:
@@ -174,13 +176,36 @@ def cmd_prune_logs(args) -> int:
     return 0
 
 
+def cmd_migrate_store(args) -> int:
+    """Copy SRC into the empty store DST (SQLite file or postgresql:// URL, either way) and verify it."""
+    from memory_core.clock import SystemClock, format_ts
+    from memory_core.errors import NotFoundError
+    from memory_core.store.backend import open_store, store_exists
+    from memory_core.store.transfer import copy_store
+
+    if not store_exists(args.source):
+        raise NotFoundError(f"no store at {args.source}")
+    now = format_ts(SystemClock().now())
+    source = open_store(args.source, now)
+    try:
+        destination = open_store(args.destination, now)
+        try:
+            report = copy_store(source, destination)
+        finally:
+            destination.close()
+    finally:
+        source.close()
+    print(json.dumps(report.to_dict(), indent=2) if args.json else report.text())
+    return 0 if report.ok else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agent-memory", description="Manage an agent-memory store.")
     sub = parser.add_subparsers(dest="command", required=True)
 
     def command(name: str, fn, help_text: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text, description=help_text)
-        p.add_argument("--path", default=DEFAULT_PATH, help=f"store file (default {DEFAULT_PATH}, or $MEMORY_STORE)")
+        p.add_argument("--path", default=DEFAULT_PATH, help=f"store file or postgresql:// URL (default {DEFAULT_PATH}, or $MEMORY_STORE)")
         p.set_defaults(fn=fn)
         return p
 
@@ -225,6 +250,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strict", action="store_true", help="also exit 1 on warnings")
     p = command("prune-logs", cmd_prune_logs, "apply the log retention settings now (the worker does this periodically)")
     p.add_argument("--actor", default="cli")
+    p = sub.add_parser("migrate-store", help="copy a whole store to another backend (SQLite <-> PostgreSQL) and verify it",
+                       description="Copy every record, embedding, entity, grant, session, turn and log from SOURCE into "
+                       "the empty store DESTINATION (a file path or a postgresql:// URL), then print row counts and "
+                       "checksums per table; exit 1 if any differ.")
+    p.add_argument("source")
+    p.add_argument("destination")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(fn=cmd_migrate_store)
     p = sub.add_parser("calibrate", help="re-derive the gate floors for the configured embedder on a scratch LoCoMo store",
                        description="Re-derive the gate floors (docs/calibration.md); never touches a real store.")
     from memory_core.eval.calibrate_cli import add_arguments

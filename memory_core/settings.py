@@ -354,6 +354,25 @@ class HousekeepingSettings(_Section):
     )
 
 
+class PostgresSettings(_Section):
+    hnsw_min_records: int = Field(
+        100_000, ge=1,
+        description="PostgreSQL backend: from this many live vectors an HNSW index (pgvector, inner product) is built "
+        "in the background and dense search orders by it; below it every search is an exact scan of the rows the "
+        "hard filter admits.",
+    )
+    hnsw_ef_search: int = Field(
+        100, ge=1, le=1000,
+        description="PostgreSQL backend: pgvector's hnsw.ef_search (candidates the HNSW scan keeps; higher is slower "
+        "and closer to exact).",
+    )
+    erase_delay_s: float = Field(
+        2.0, ge=0,
+        description="PostgreSQL backend: seconds a forget waits before starting the erasure pass (VACUUM FULL of the "
+        "tables a forget writes, then WAL rotation), so forgets arriving together share one pass.",
+    )
+
+
 class AdapterSettings(_Section):
     trigger_mode: Literal["tool_only", "auto", "hybrid"] = Field(
         "tool_only",
@@ -422,6 +441,7 @@ class Settings(BaseSettings):
     adapters: AdapterSettings = Field(default_factory=AdapterSettings, description="Framework adapters.")
     ambient: AmbientSettings = Field(default_factory=AmbientSettings, description="The ambient profile in the prompt prefix.")
     host_memory: HostMemorySettings = Field(default_factory=HostMemorySettings, description="Host-issued conditional memory (hybrid mode).")
+    postgres: PostgresSettings = Field(default_factory=PostgresSettings, description="The PostgreSQL store backend.")
 
 
 class _DefaultsOnly(Settings):

@@ -27,10 +27,68 @@ def settings():
     return default_settings()
 
 
+def pytest_addoption(parser):
+    parser.addoption("--store-backend", default=os.environ.get("MEMORY_TEST_BACKEND", "sqlite"),
+                     choices=("sqlite", "postgresql"),
+                     help="backend of the `service` and `store_target` fixtures (default sqlite; the PostgreSQL "
+                     "server is started by the test run, see tests/pg_server.py)")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    from tests import pg_server
+
+    pg_server.stop()
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--store-backend") != "postgresql":
+        return
+    skip = pytest.mark.skip(reason="SQLite internals (FTS5 tables, file bytes, connection hooks); PostgreSQL counterparts are in tests/contract")
+    for item in items:
+        if "sqlite_only" in item.keywords:
+            item.add_marker(skip)
+
+
 @pytest.fixture
-def service(tmp_path, clock, settings):
+def store_target(request, tmp_path):
+    """Where a test's store lives: a fresh SQLite file, or a fresh database on the test PostgreSQL server
+    (``--store-backend postgresql``)."""
+    if request.config.getoption("--store-backend") == "postgresql":
+        from tests import pg_server
+
+        url = pg_server.create_database()
+        yield url
+        pg_server.drop_database(url)
+    else:
+        yield tmp_path / "memory.sqlite"
+
+
+@pytest.fixture
+def make_target(request, tmp_path):
+    """A factory of fresh store targets by name: SQLite files in tmp_path, or new PostgreSQL databases."""
+    made: list[str] = []
+    postgres = request.config.getoption("--store-backend") == "postgresql"
+
+    def make(name: str = "memory.sqlite"):
+        if not postgres:
+            return tmp_path / name
+        from tests import pg_server
+
+        made.append(pg_server.create_database())
+        return made[-1]
+
+    yield make
+    if made:
+        from tests import pg_server
+
+        for url in made:
+            pg_server.drop_database(url)
+
+
+@pytest.fixture
+def service(store_target, clock, settings):
     """A fresh store with the tiny hashing embedder (fast unit tests)."""
-    svc = MemoryService.open(tmp_path / "memory.sqlite", settings, clock=clock, embedder=HashingEmbedder())
+    svc = MemoryService.open(store_target, settings, clock=clock, embedder=HashingEmbedder())
     yield svc
     svc.close()
 

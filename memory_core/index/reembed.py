@@ -7,7 +7,7 @@ from collections.abc import Callable
 from ..clock import Clock, format_ts
 from ..embed.base import Embedder
 from ..store.db import Store
-from ..store.records import vector_to_blob
+from ..store.records import vector_literal, vector_to_blob
 from .vector_index import VectorIndex
 
 
@@ -26,6 +26,8 @@ def reembed_store(store: Store, index: VectorIndex, embedder: Embedder, clock: C
                     "UPDATE records SET embedding = ?, embed_model = ?, embed_version = ?, embed_dim = ? WHERE seq = ?",
                     (vector_to_blob(vector), embedder.model_name, embedder.model_version, int(vector.shape[0]), row["seq"]),
                 )
+                if store.backend == "postgresql":  # the pgvector copy dense search reads
+                    conn.execute("UPDATE records SET embedding_vec = ?::vector WHERE seq = ?", (vector_literal(vector), row["seq"]))
         done += len(chunk)
         if progress:
             progress(done, len(rows))

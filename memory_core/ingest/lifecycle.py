@@ -100,7 +100,10 @@ class Lifecycle:
                 self.store.bump(conn, seqs[target_id], "delete")
                 self.store.append_event(conn, at=now, kind="record.forgotten", actor=actor, record_id=target_id, reason=reason,
                                         payload={"requested": record_id})
-            self._erase_fts_terms(conn)
+            if self.store.backend == "postgresql":
+                self.store.mark_erase_pending(conn)  # GIN keys and dead tuples go in the erasure pass
+            else:
+                self._erase_fts_terms(conn)
         self.index.refresh()
         self.store.erase_soon(self.housekeeping.erase_retry_s)
         return plan.record_ids

@@ -37,7 +37,7 @@ class HardFilter:
     def sql(self, alias: str = "r") -> tuple[str, list[Any]]:
         """A WHERE fragment over ``records AS alias`` and its parameters."""
         if not self.scopes or not self.statuses:
-            return "0", []
+            return "1 = 0", []
         pairs = [scope.split(":", 1) for scope in self.scopes]
         clauses = [f"({alias}.scope_kind, {alias}.scope_id) IN (VALUES {', '.join('(?, ?)' for _ in pairs)})"]
         params: list[Any] = [part for pair in pairs for part in pair]
@@ -98,6 +98,8 @@ class HardFilter:
 
 def index_mask(index, flt: HardFilter, lapsed_seqs: list[int]) -> np.ndarray:
     """The filter as a boolean mask over the vector index's rows."""
+    if hasattr(index, "filter_mask"):  # PostgreSQL: the filter runs as SQL (lapsed records included)
+        return index.filter_mask(flt)
     mask = index.mask(list(flt.scopes), flt.statuses, list(flt.types) if flt.types else None,
                       epoch(flt.event_from), epoch(flt.event_to))
     for seq in lapsed_seqs:

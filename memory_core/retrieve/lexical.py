@@ -75,7 +75,8 @@ def readable_lookup(index, mask: np.ndarray | None) -> np.ndarray:
     """
     if mask is None:
         return np.zeros(0, dtype=bool)
-    seqs = np.asarray(index.backend.seqs())
+    # a PostgreSQL mask carries its own seqs (the rows the filter's SQL returned)
+    seqs = np.asarray(mask.seqs if getattr(mask, "seqs", None) is not None else index.backend.seqs())
     n = min(len(seqs), len(mask))
     allowed = seqs[:n][np.asarray(mask[:n], dtype=bool)]
     allowed = allowed[allowed >= 0]
@@ -93,6 +94,13 @@ def readable_postings(store, lut: np.ndarray, term: str, doclists: dict[str, np.
     does not ask FTS5 again.
     """
     postings = doclists.get(term) if doclists is not None else None
+    if postings is None and store.backend == "postgresql":
+        from ..store.pg.fulltext import doclist
+
+        with store.lock:
+            postings = doclist(store.conn, term)
+        if doclists is not None:
+            doclists[term] = postings
     if postings is None:
         with store.lock:
             row = store.conn.execute("SELECT group_concat(rowid) FROM records_fts WHERE records_fts MATCH ?",

@@ -26,6 +26,7 @@ from ..extract.runner import ExtractionRunner
 from ..ids import new_id
 from ..index.reembed import reembed_store
 from ..index.ann import backend_factory
+from ..index.pg_vector import PgVectorIndex
 from ..index.vector_index import VectorIndex
 from ..ingest.evidence import AnthropicEntailmentJudge, OfflineEntailmentJudge
 from ..ingest.lifecycle import Lifecycle
@@ -38,6 +39,7 @@ from ..retrieve.retriever import Retriever
 from ..settings import Settings, load_settings
 from ..store import inspection, overview, sessions
 from ..store.backup import backup_store, restore_into
+from ..store.backend import open_store
 from ..store.db import Store
 from ..store.doctor import DoctorReport, run_doctor
 from ..store.records import Record
@@ -59,9 +61,14 @@ class MemoryService(ExtractionMethods, AmbientMethods):
         self.embedder = embedder
         self.llm = llm
         r = settings.retrieval  # the approximate backend only engages above r.ann_min_records rows
-        self.index = VectorIndex(store, embedder.dim, backend_factory(r.ann_min_records, r.ann_exact_below_allowed, r.ann_nprobe))
-        self.index.keep_ann_file({"model": embedder.model_name, "model_version": embedder.model_version, "kind": "faiss-ivf-sq8"},
-                                 save=r.ann_persist)
+        if store.backend == "postgresql":  # dense search runs in the database (pgvector)
+            pg = settings.postgres
+            self.index = PgVectorIndex(store, embedder.dim, pg.hnsw_min_records, pg.hnsw_ef_search)
+            store.erase_delay_s = pg.erase_delay_s
+        else:
+            self.index = VectorIndex(store, embedder.dim, backend_factory(r.ann_min_records, r.ann_exact_below_allowed, r.ann_nprobe))
+            self.index.keep_ann_file({"model": embedder.model_name, "model_version": embedder.model_version, "kind": "faiss-ivf-sq8"},
+                                     save=r.ann_persist)
         offline_judge = OfflineEntailmentJudge(embedder.embed, settings.write.entailment_min_coverage, settings.write.entailment_min_cosine)
         self.judge = (
             AnthropicEntailmentJudge(llm, offline_judge)
@@ -98,7 +105,7 @@ class MemoryService(ExtractionMethods, AmbientMethods):
         settings = settings or load_settings()
         clock = clock or SystemClock()
         embedder = embedder or shared_embedder(settings.embedder)
-        store = Store.open(path, format_ts(clock.now()))
+        store = open_store(path, format_ts(clock.now()))
         if llm is None:
             llm = build_llm(settings.anthropic)
         service = cls(store, settings, clock, embedder, llm=llm)

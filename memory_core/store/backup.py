@@ -36,8 +36,18 @@ class BackupInfo:
         return {"path": self.path, "bytes": self.bytes, "records": self.records, "migrations": self.migrations}
 
 
+def _refuse_postgres(target) -> None:
+    # A PostgreSQL store is backed up by the server's own tools (pg_dump, base backups, a managed
+    # service's snapshots); migrate-store copies it into an SQLite file when a portable copy is wanted.
+    if str(target).startswith(("postgresql://", "postgres://")):
+        raise InvalidInputError("backup and restore are for SQLite stores; back a PostgreSQL store up with pg_dump or "
+                                "the server's base backups, or copy it to a file with agent-memory migrate-store "
+                                "(docs/scaling.md)", field="source")
+
+
 def backup_store(source: str | Path, destination: str | Path, *, overwrite: bool = False) -> BackupInfo:
     """Write a consistent copy of the store at ``source`` to ``destination`` (online)."""
+    _refuse_postgres(source)
     source, destination = Path(source), Path(destination)
     if not source.exists():
         raise InvalidInputError(f"no store at {source}", field="source")
@@ -98,6 +108,7 @@ def restore_into(store, backup: str | Path) -> BackupInfo:
     Runs under the store's lock; other processes see the restored content at their next
     transaction, and the change feed's ``reset`` makes them rebuild their vector index.
     """
+    _refuse_postgres(store.path if store.backend == 'sqlite' else 'postgresql://')
     info = check_backup(backup)
     with store.lock:
         before = store.records_version()

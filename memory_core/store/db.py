@@ -50,7 +50,9 @@ def _enter_wal(conn: sqlite3.Connection) -> None:
 
 
 class Store:
-    """A migrated SQLite store."""
+    """A migrated SQLite store. (:class:`memory_core.store.pg.store.PgStore` is the PostgreSQL one.)"""
+
+    backend = "sqlite"
 
     def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
         self.conn = conn

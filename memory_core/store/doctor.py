@@ -85,6 +85,16 @@ class DoctorReport:
 def run_doctor(store: Store, settings=None, *, dim: int | None = None) -> DoctorReport:
     """Run every check on ``store`` (read-only, except FTS5's integrity-check statement)."""
     report = DoctorReport(str(store.path))
+    if store.backend == "postgresql":
+        from .pg.doctor import pg_checks
+
+        with store.lock:
+            pg_checks(store, report)
+            for check in (_orphans, _erasure, _entity_scopes):
+                check(store.conn, report)
+            _vectors(store.conn, report, dim)
+            _feed(store, report)
+        return report
     with store.lock:
         conn = store.conn
         _integrity(conn, report)

@@ -178,6 +178,8 @@ def insert_record(conn: sqlite3.Connection, record: Record, embedding: np.ndarra
     values["tags"] = dumps(values["tags"])
     values["embedding"] = vector_to_blob(embedding) if embedding is not None else None
     values["embed_dim"] = int(embedding.shape[0]) if embedding is not None else None
+    if getattr(conn, "backend", "sqlite") == "postgresql":  # the pgvector copy dense search reads
+        values["embedding_vec"] = vector_literal(embedding) if embedding is not None else None
     cols = ", ".join(values)
     marks = ", ".join("?" * len(values))
     cur = conn.execute(f"INSERT INTO records ({cols}) VALUES ({marks})", list(values.values()))
@@ -197,6 +199,9 @@ def update_record(conn: sqlite3.Connection, record_id: str, **fields: Any) -> No
             value = dumps(value)
         sets.append(f"{name} = ?")
         params.append(value)
+        if name == "embedding" and getattr(conn, "backend", "sqlite") == "postgresql":
+            sets.append("embedding_vec = ?::vector")
+            params.append(None if value is None else vector_literal(blob_to_vector(value)))
     params.append(record_id)
     conn.execute(f"UPDATE records SET {', '.join(sets)} WHERE id = ?", params)
 
@@ -207,6 +212,11 @@ def vector_to_blob(vector: np.ndarray) -> bytes:
 
 def blob_to_vector(blob: bytes) -> np.ndarray:
     return np.frombuffer(blob, dtype=np.float32)
+
+
+def vector_literal(vector: np.ndarray) -> str:
+    """A pgvector input string holding exactly the float32 values of ``vector``."""
+    return "[" + ",".join(repr(float(x)) for x in np.asarray(vector, dtype=np.float32)) + "]"
 
 
 # -- full-text index -------------------------------------------------------------------------
@@ -246,6 +256,11 @@ def fts_text_for(conn: sqlite3.Connection, record_seq: int) -> tuple[str, str, s
 
 def fts_sync(conn: sqlite3.Connection, record_seq: int) -> None:
     """Make the FTS row of ``record_seq`` match the record (or remove it for a deleted one)."""
+    if getattr(conn, "backend", "sqlite") == "postgresql":  # a tsvector made from our own tokens
+        from .pg.fulltext import replace_row
+
+        replace_row(conn, record_seq, fts_text_for(conn, record_seq))
+        return
     conn.execute("DELETE FROM records_fts WHERE rowid = ?", (record_seq,))
     text = fts_text_for(conn, record_seq)
     if text is not None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import json
 
 from memory_core.ingest.entity_resolution import create_entity
@@ -47,6 +49,7 @@ def test_a_project_note_about_kim_does_not_link_alices_private_entity(service):
     assert service.record(mine["record_id"]).subject_entity_id == private
 
 
+@pytest.mark.sqlite_only
 def test_links_made_before_the_rule_are_hidden_from_readers_without_access(service):
     private, alice, bob = _setup(service)
     note = alice.call_tool("memory_write", {"type": "semantic", "content": "Kim reviews the p1 onboarding copy.",

@@ -1,3 +1,4 @@
+import pytest
 from pathlib import Path
 
 MARKER = "Zanzibar-Quokka-7731"
@@ -12,6 +13,7 @@ def file_bytes(path: Path) -> bytes:
     return data
 
 
+@pytest.mark.sqlite_only
 def test_forgotten_text_is_not_in_the_database_files(alice, service):
     alice.record_turn("user", "Remember my locker code please.")
     kept = alice.call_tool("memory_write", {"type": "semantic", "content": "The user owns a green bicycle.", "attribute": "bike"})

@@ -1,3 +1,4 @@
+import pytest
 from tests.helpers import write_result as write
 
 
@@ -56,6 +57,7 @@ def test_reviewer_edit_keeps_source_and_evidence(alice, service):
     assert service.record(made["record_id"]).status == "superseded"
 
 
+@pytest.mark.sqlite_only
 def test_merge_entities_repoints_links_subjects_and_fts(service):
     service.grant("assistant", "project:atlas", read=True, write=True, actor="t")
     session = service.start_session(agent_id="assistant", user_id="alice", project_id="atlas")

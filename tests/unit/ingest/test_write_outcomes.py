@@ -105,6 +105,7 @@ PROCEDURE = {"name": "Rotate a leaked API key", "trigger": "an API key shows up 
              "pitfalls": ["Do not delete the old key before the new one is deployed"]}
 
 
+@pytest.mark.sqlite_only
 def test_procedural_records_are_versioned_and_found_by_name_and_trigger(alice, service):
     first = write(alice, type="procedural", content="How to recover when an API key leaks.", procedure=PROCEDURE)
     got = alice.call_tool("memory_get", {"record_id": first["record_id"]})["record"]

@@ -1,3 +1,4 @@
+import pytest
 from memory_core.store.records import fetch_record
 from tests.helpers import write_result as write
 
@@ -133,6 +134,7 @@ def test_write_logs_every_stage_and_an_event(alice, service):
     assert record.event_at == "2026-03-01T00:00:00.000000Z" and record.subject is None
 
 
+@pytest.mark.sqlite_only
 def test_fts_row_is_written_in_the_same_transaction(alice, service):
     result = write(alice, type="semantic", content="The user collects vinyl records.", attribute="hobby")
     seq = service.record(result["record_id"]).seq

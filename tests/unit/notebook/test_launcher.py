@@ -81,6 +81,7 @@ def test_the_server_runs_as_agent_memory_serve_would(store):
     assert app.working_directory() == APP.parent
 
 
+@pytest.mark.sqlite_only
 def test_a_demo_store_runs_in_demo_mode(store, service):
     service.store.set_meta("demo_now", "2026-04-20T09:00:00.000000Z")
     app = AdminApp(store)

@@ -1,5 +1,7 @@
 """``open_demo`` opens a scratch copy at the demo's pinned time and leaves the built store alone."""
 
+import pytest
+
 from pathlib import Path
 
 from memory_core.clock import format_ts
@@ -7,6 +9,7 @@ from memory_core.notebook import default_demo_path, open_demo
 from tests.fakes import HashingEmbedder
 
 
+@pytest.mark.sqlite_only
 def test_open_demo_works_on_a_scratch_copy_at_demo_now(hostile):
     source = Path(hostile.service.store.path)
     hostile.service.store.set_meta("demo_now", "2026-04-20T09:00:00.000000Z")
@@ -23,6 +26,7 @@ def test_open_demo_works_on_a_scratch_copy_at_demo_now(hostile):
     assert hostile.service.stats()["records"] == before  # the built store is untouched
 
 
+@pytest.mark.sqlite_only
 def test_without_scratch_the_store_itself_is_opened(hostile):
     source = Path(hostile.service.store.path)
     opened = open_demo(source, scratch=False, embedder=HashingEmbedder(), progress=None)

@@ -8,13 +8,13 @@ from tests.fakes import HashingEmbedder
 
 
 @pytest.fixture
-def make_service(tmp_path, clock):
+def make_service(make_target, clock):
     """Build a service (hashing embedder) with retrieval setting overrides; closed at teardown."""
     opened = []
 
     def make(name: str = "memory.sqlite", llm=None, **retrieval):
         settings = default_settings(retrieval=retrieval) if retrieval else default_settings()
-        svc = MemoryService.open(tmp_path / name, settings, clock=clock, embedder=HashingEmbedder(), llm=llm)
+        svc = MemoryService.open(make_target(name), settings, clock=clock, embedder=HashingEmbedder(), llm=llm)
         opened.append(svc)
         return svc
 

@@ -1,6 +1,8 @@
 """The empty-result gate, judged on the result set: exact reasons for an empty answer, and an entity
 match that lets results through only with support for the rest of the question."""
 
+import pytest
+
 from memory_core.retrieve.scoring import Evidence, GateFloors, weak_reason
 
 from .helpers import search, write
@@ -48,6 +50,7 @@ def test_only_superseded_matches_say_so(make_service):
     assert search(service, alice, "favourite editor Emacs", historical=True).record_ids[0] == old
 
 
+@pytest.mark.sqlite_only
 def test_the_empty_answer_is_explained_without_running_fts_again(make_service):
     service = make_service(cosine_floor=0.5)
     alice = _principal(service)

@@ -115,6 +115,7 @@ def test_a_search_that_raises_still_leaves_its_row(service, alice):
     assert rebuilt.empty and rebuilt.explanation is None and rebuilt.to_dict()["empty_reason"].startswith("search failed")
 
 
+@pytest.mark.sqlite_only
 def test_the_row_is_written_once_small_and_still_rebuilds_every_stage(service, alice):
     for i in range(40):
         write(alice, f"The user visited museum number {i} in Lisbon on a rainy day.", type="episodic", event_at="2026-02-01")

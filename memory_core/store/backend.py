@@ -1,0 +1,48 @@
+"""Which store backend a target names, and opening it.
+
+A store target is either a file path (SQLite, the embedded default) or a ``postgresql://`` /
+``postgres://`` URL (PostgreSQL with pgvector, :mod:`memory_core.store.pg`). The same target
+string is accepted everywhere a store path is: ``MemoryService.open``, the CLI's ``--path`` and
+``MEMORY_STORE``. The PostgreSQL modules (and psycopg) are imported only for a URL, so an
+SQLite-only installation never needs them.
+
+Code that needs to know which backend it talks to asks :func:`backend_of` with the store or a
+connection; only the capability modules do (full text, dense search, erasure, doctor, backup).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .urls import redact_url  # noqa: F401 - re-exported for callers that hold a target
+
+SQLITE = "sqlite"
+POSTGRES = "postgresql"
+_URL_PREFIXES = ("postgresql://", "postgres://")
+
+
+def is_postgres_url(target: str | Path) -> bool:
+    """True for a PostgreSQL connection URL."""
+    return str(target).startswith(_URL_PREFIXES)
+
+
+def backend_of(obj: Any) -> str:
+    """``"sqlite"`` or ``"postgresql"`` for a store or one of its connections."""
+    return getattr(obj, "backend", SQLITE)
+
+
+def open_store(target: str | Path, now: str):
+    """Open (creating or migrating) the store ``target`` names: a file path or a PostgreSQL URL."""
+    if is_postgres_url(target):
+        from .pg.store import PgStore
+
+        return PgStore.open(str(target), now)
+    from .db import Store
+
+    return Store.open(target, now)
+
+
+def store_exists(target: str | Path) -> bool:
+    """Whether there is a store at ``target`` (a URL is assumed to exist: connecting will tell)."""
+    return is_postgres_url(target) or Path(target).exists()

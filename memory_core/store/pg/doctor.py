@@ -1,0 +1,55 @@
+"""``agent-memory doctor`` on PostgreSQL: the backend's own checks, then the portable ones.
+
+SQLite's file checks (``integrity_check``, FTS5's structure, WAL and free pages) have no meaning
+here; in their place: the PostgreSQL migrations, one full-text row per non-deleted record, a
+pgvector value beside every embedding, the HNSW index state, the erasure pass (pending, and
+whether the server removes old WAL segments), and table sizes from the catalogue.
+"""
+
+from __future__ import annotations
+
+from .schema import PG_MIGRATIONS
+
+
+def pg_checks(store, report) -> None:
+    """Add the PostgreSQL-specific checks to ``report`` (a :class:`memory_core.store.doctor.DoctorReport`)."""
+    conn = store.conn
+    applied = {r[0] for r in conn.execute("SELECT number FROM schema_migrations").fetchall()}
+    unknown = sorted(applied - set(PG_MIGRATIONS))
+    missing = sorted(set(PG_MIGRATIONS) - applied)
+    if unknown:
+        report.add("schema", "fail", f"postgres migrations {unknown} come from newer code")
+    elif missing:
+        report.add("schema", "warn", f"postgres migrations {missing} not applied yet (opening the store applies them)")
+    else:
+        report.add("schema", "ok", f"all {len(applied)} postgres migration(s) applied")
+    live = {r[0] for r in conn.execute("SELECT seq FROM records WHERE status != 'deleted'").fetchall()}
+    fts = {r[0] for r in conn.execute("SELECT rowid FROM records_fts").fetchall()}
+    extra, lacking = fts - live, live - fts
+    report.add("fts rows", "fail" if extra or lacking else "ok",
+               f"{len(lacking)} record(s) missing from the full-text table, {len(extra)} row(s) for deleted or absent records"
+               if extra or lacking else f"{len(fts)} rows, one per non-deleted record")
+    unmatched = conn.execute("SELECT COUNT(*) FROM records WHERE status != 'deleted' AND embedding IS NOT NULL "
+                             "AND (embedding_vec IS NULL OR vector_dims(embedding_vec) != embed_dim)").fetchone()[0]
+    report.add("pgvector column", "fail" if unmatched else "ok",
+               f"{unmatched} live record(s) whose pgvector value does not match the embedding" if unmatched
+               else "every live embedding has its pgvector value")
+    hnsw = conn.execute("SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+                        "WHERE c.relname = 'records_embedding_hnsw'").fetchone()
+    report.add("hnsw index", "ok" if hnsw is None or hnsw[0] else "warn",
+               "absent (exact search)" if hnsw is None else "valid" if hnsw[0] else "invalid (a failed build; it is rebuilt)")
+    pending = conn.execute("SELECT value FROM store_meta WHERE key = 'erase_pending_xid'").fetchone()
+    if pending:
+        report.add("erasure pass", "warn", "a forget's erasure pass has not completed yet (dead rows may still hold "
+                   "forgotten text until it runs; any process's worker retries)")
+    recycle = conn.execute("SELECT setting FROM pg_settings WHERE name = 'wal_recycle'").fetchone()
+    if recycle and recycle[0] != "off":
+        report.add("wal recycling", "warn", "wal_recycle is on: old WAL segments are renamed and reused, so forgotten "
+                   "text stays in them until overwritten (set wal_recycle = off; docs/scaling.md)")
+    sizes = {}
+    for name, relation_bytes in conn.execute(
+            "SELECT relname, pg_total_relation_size(oid) FROM pg_class WHERE relkind = 'r' "
+            "AND relnamespace = 'public'::regnamespace ORDER BY relname").fetchall():
+        sizes[f"{name} bytes"] = int(relation_bytes)
+    sizes["database bytes"] = int(conn.execute("SELECT pg_database_size(current_database())").fetchone()[0])
+    report.sizes = sizes

@@ -1,0 +1,83 @@
+"""Full-text postings on PostgreSQL: a ``tsvector`` per record, written from Python-made tokens.
+
+The lexical generator (``retrieve/lexical.py``) needs one thing from a full-text index: for a
+query term, the ascending list of record seqs holding it (its doclist). It then computes its own
+score from the *readable* records' postings, on both backends, so neither FTS5's ``bm25()`` nor
+PostgreSQL's ``ts_rank`` decides any ranking (docs/retrieval.md, "Lexical search on PostgreSQL").
+
+Tokens are made here, not by PostgreSQL's parser, because the parser depends on the server's
+locale (under the C locale non-ASCII letters are not word characters) and recognises e-mail
+addresses, URLs and hyphenated words as single tokens where FTS5's ``unicode61`` splits them. The
+rule is unicode61's: a token is a run of letters and digits; everything else separates; letters
+are case-folded and stripped of diacritics (``remove_diacritics 2``). The tokens are stored as a
+``tsvector`` literal with positions (content, then subject words, then aliases, each column
+starting 1,000 positions after the previous one's last so a phrase never spans two columns),
+which makes a phrase term such as ``"pr 1234"`` a ``'pr' <-> '1234'`` query, as FTS5 matches it.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+import numpy as np
+
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+MAX_POSITION = 16_383  # tsvector positions stop here (later tokens still match, phrases may not)
+COLUMN_GAP = 1_000
+MAX_LEXEME_BYTES = 2_000  # PostgreSQL refuses lexemes from 2 KB; such a "word" is not searchable
+
+
+def fold(token: str) -> str:
+    """Case-fold and strip diacritics, as FTS5's unicode61 with ``remove_diacritics 2`` does."""
+    decomposed = unicodedata.normalize("NFKD", token.casefold())
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def tokens(text: str) -> list[str]:
+    """The folded tokens of ``text`` in order."""
+    out = []
+    for raw in _TOKEN.findall(text or ""):
+        token = fold(raw)
+        if token and len(token.encode()) <= MAX_LEXEME_BYTES:
+            out.append(token)
+    return out
+
+
+def tsvector_literal(*columns: str) -> str:
+    """A ``tsvector`` input string for the columns' tokens, with positions (see the module docstring)."""
+    positions: dict[str, list[int]] = {}
+    at = 0
+    for column in columns:
+        start = at
+        for token in tokens(column):
+            at += 1
+            positions.setdefault(token, []).append(min(at, MAX_POSITION))
+        at = max(at, start) + COLUMN_GAP
+    return " ".join(f"'{lexeme}':{','.join(str(p) for p in sorted(set(ps))[:256])}" for lexeme, ps in positions.items())
+
+
+def tsquery_literal(term: str) -> str | None:
+    """A query term (one word, or the space-separated parts of an identifier) as a ``tsquery``."""
+    parts = tokens(term)
+    if not parts:
+        return None
+    return " <-> ".join(f"'{part}'" for part in parts)
+
+
+def replace_row(conn, record_seq: int, text: tuple[str, str, str] | None) -> None:
+    """Make the full-text row of ``record_seq`` hold ``text`` (content, subject, aliases), or none."""
+    conn.execute_native("DELETE FROM records_fts WHERE rowid = %s", (record_seq,))
+    if text is not None:
+        conn.execute_native("INSERT INTO records_fts (rowid, lexemes) VALUES (%s, %s::tsvector)",
+                            (record_seq, tsvector_literal(*text)))
+
+
+def doclist(conn, term: str) -> np.ndarray:
+    """Ascending seqs of the records holding ``term`` (every record, readable or not)."""
+    query = tsquery_literal(term)
+    if query is None:
+        return np.zeros(0, dtype=np.int64)
+    row = conn.execute_native("SELECT string_agg(rowid::text, ',' ORDER BY rowid) FROM records_fts WHERE lexemes @@ %s::tsquery",
+                              (query,)).fetchone()
+    return np.fromstring(row[0], dtype=np.int64, sep=",") if row and row[0] else np.zeros(0, dtype=np.int64)

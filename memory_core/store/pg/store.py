@@ -1,0 +1,146 @@
+"""The PostgreSQL store: the same interface as :class:`memory_core.store.db.Store`.
+
+What differs from SQLite, and why:
+
+- **Writers.** SQLite lets one writer in at a time (``BEGIN IMMEDIATE``); the write path relies on
+  that (the duplicate search and the insert of a record must not interleave with another
+  writer's). Here every write transaction takes one transaction-scoped advisory lock first, so
+  writers from any number of processes and hosts queue exactly as they do on SQLite, while
+  readers never wait. (A per-owner-scope lock would let writers to different scopes run in
+  parallel; see docs/scaling.md.)
+- **Reads** run in autocommit mode: each statement sees everything committed before it, so a
+  search sees other processes' writes at once. There is no in-memory index to refresh.
+- **Erasure** after a forget is :mod:`.erasure`'s pass, run on a background thread (coalescing
+  forgets that arrive within ``postgres.erase_delay_s``) and recorded in ``store_meta`` so any
+  process's maintenance pass finishes it if this one exits.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from ..urls import redact_url
+from ..db import Store
+from .connection import PgConnection
+from .erasure import ErasureReport, erase_pass
+from .schema import pg_migrate
+
+LOCK_WRITE = 7_301_002  # the advisory lock every write transaction takes
+
+
+class PgStore(Store):
+    """A migrated PostgreSQL store (one connection per process, shared by its threads)."""
+
+    backend = "postgresql"
+
+    def __init__(self, conn: PgConnection, url: str) -> None:  # type: ignore[override]
+        super().__init__(conn, redact_url(url))  # type: ignore[arg-type]
+        self.url = url
+        self.erase_delay_s = 0.0
+        self.last_erasure: ErasureReport | None = None
+        self._erase_lock = threading.Lock()
+
+    @classmethod
+    def open(cls, url: str, now: str) -> "PgStore":  # type: ignore[override]
+        """Connect to ``url`` (``postgresql://...``) and apply the PostgreSQL migrations."""
+        conn = PgConnection(url)
+        try:
+            pg_migrate(conn, now)
+        except BaseException:
+            conn.close()
+            raise
+        return cls(conn, url)
+
+    def close(self) -> None:
+        self._closing.set()
+        with self.lock:
+            self.conn.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[PgConnection]:  # type: ignore[override]
+        """A write transaction holding the store's write lock; nested use joins the outer one."""
+        with self.lock:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield self.conn
+                finally:
+                    self._depth -= 1
+                return
+            self.conn.execute("BEGIN")
+            self._depth = 1
+            try:
+                self.conn.execute_native("SELECT pg_advisory_xact_lock(%s)", (LOCK_WRITE,))
+                yield self.conn
+            except BaseException:
+                self._depth = 0
+                self.conn.execute("ROLLBACK")
+                raise
+            else:
+                self._depth = 0
+                self.conn.execute("COMMIT")
+
+    def transaction_id(self, conn: PgConnection) -> int:
+        """The current transaction's id (64-bit), for the erasure pass's snapshot check."""
+        return int(conn.execute_native("SELECT txid_current()").fetchone()[0])
+
+    # -- physical erasure ------------------------------------------------------------------
+
+    def try_truncate_wal(self) -> bool:
+        """The SQLite name of "finish pending erasure now"; here it runs the erasure pass once."""
+        return self.erase_now().done
+
+    def erase_now(self) -> ErasureReport:
+        """Run the erasure pass now (blocking); clears the pending mark when it completes."""
+        with self._erase_lock:
+            pending = self.get_meta("erase_pending_xid")
+            report = erase_pass(self.url, int(pending) if pending else None)
+            self.last_erasure = report
+            if report.done:
+                self._erase_pending = False
+                with self.transaction() as conn:
+                    # only if no forget committed meanwhile (that one needs another pass)
+                    conn.execute("DELETE FROM store_meta WHERE key = 'erase_pending_xid' AND value = ?", (pending or "",))
+                    if conn.execute("SELECT 1 FROM store_meta WHERE key = 'erase_pending_xid'").fetchone() is None:
+                        conn.execute("DELETE FROM store_meta WHERE key = 'erase_pending'")
+            return report
+
+    def mark_erase_pending(self, conn: PgConnection) -> None:
+        """Inside a forget's transaction: record that an erasure pass is owed (any process may run it)."""
+        xid = self.transaction_id(conn)
+        for key, value in (("erase_pending_xid", str(xid)), ("erase_pending", "1")):
+            conn.execute("INSERT INTO store_meta (key, value) VALUES (?, ?) "
+                         "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
+
+    def erase_soon(self, retry_for_s: float = 600.0) -> bool:
+        """Start the erasure pass on a background thread (after ``erase_delay_s``); False if deferred."""
+        self._erase_pending = True
+        with self.lock:
+            if self._eraser is not None and self._eraser.is_alive():
+                return False  # the running thread loops until nothing is pending
+            self._eraser = threading.Thread(target=self._retry_erasure, args=(retry_for_s,), daemon=True,
+                                            name="pg-eraser")
+            self._eraser.start()
+        return False
+
+    def _retry_erasure(self, retry_for_s: float) -> None:
+        deadline = time.monotonic() + retry_for_s
+        delay = max(self.erase_delay_s, 0.0)
+        while not self._closing.is_set() and time.monotonic() < deadline:
+            if self._closing.wait(delay):
+                return
+            try:
+                if self.get_meta("erase_pending_xid") is None:
+                    self._erase_pending = False
+                    return
+                self.erase_now()
+            except Exception:  # closed underneath us, or the server went away: the worker retries
+                return
+            delay = 0.5
+
+    @property
+    def erase_pending(self) -> bool:
+        return self._erase_pending
