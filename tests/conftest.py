@@ -50,39 +50,20 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture
-def store_target(request, tmp_path):
-    """Where a test's store lives: a fresh SQLite file, or a fresh database on the test PostgreSQL server
-    (``--store-backend postgresql``)."""
-    if request.config.getoption("--store-backend") == "postgresql":
-        from tests import pg_server
+def make_target(request, tmp_path):
+    """A factory of fresh store targets by name: SQLite files in tmp_path, or new PostgreSQL databases."""
+    from tests import pg_server
 
-        url = pg_server.create_database()
-        yield url
-        pg_server.drop_database(url)
-    else:
-        yield tmp_path / "memory.sqlite"
+    backend = request.config.getoption("--store-backend")
+    with pg_server.store_targets(tmp_path) as make:
+        yield lambda name="memory.sqlite": make(backend, name)
 
 
 @pytest.fixture
-def make_target(request, tmp_path):
-    """A factory of fresh store targets by name: SQLite files in tmp_path, or new PostgreSQL databases."""
-    made: list[str] = []
-    postgres = request.config.getoption("--store-backend") == "postgresql"
-
-    def make(name: str = "memory.sqlite"):
-        if not postgres:
-            return tmp_path / name
-        from tests import pg_server
-
-        made.append(pg_server.create_database())
-        return made[-1]
-
-    yield make
-    if made:
-        from tests import pg_server
-
-        for url in made:
-            pg_server.drop_database(url)
+def store_target(make_target):
+    """Where a test's store lives: a fresh SQLite file, or a fresh database on the test PostgreSQL server
+    (``--store-backend postgresql``)."""
+    return make_target()
 
 
 @pytest.fixture

@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 import tempfile
 import uuid
+from contextlib import contextmanager
+from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
@@ -88,3 +90,22 @@ def stop() -> None:
             _SERVER.cleanup()
         finally:
             _SERVER = None
+
+
+@contextmanager
+def store_targets(tmp_path: Path):
+    """A factory ``make(backend, name)`` of fresh empty store targets: a SQLite file in ``tmp_path``,
+    or a new PostgreSQL database (dropped when the block ends)."""
+    made: list[str] = []
+
+    def make(backend: str, name: str = "memory.sqlite"):
+        if backend == "sqlite":
+            return tmp_path / name
+        made.append(create_database())
+        return made[-1]
+
+    try:
+        yield make
+    finally:
+        for url in made:
+            drop_database(url)

@@ -130,15 +130,21 @@ def export_and_check(model_dir: Path, cache_dir: Path, model_version: str, max_s
                 "max_seq_length": max_seq_length, "torch": torch.__version__, "source": str(model_dir),
                 "size": tmp.stat().st_size, "sha256": sha256_file(tmp), "check": check,
             }
-            os.chmod(tmp, 0o644)  # mkstemp makes it private; other users of the cache need to read it
-            os.replace(tmp, onnx_path)
-            meta["mtime_ns"] = onnx_path.stat().st_mtime_ns
-            tmp_meta = meta_path.with_suffix(".json.tmp")
-            tmp_meta.write_text(json.dumps(meta, indent=1))
-            os.replace(tmp_meta, meta_path)  # the sidecar last: its presence means "checked"
-            return onnx_path, meta
+            return publish_checked(tmp, onnx_path, meta_path, meta)
         finally:
             tmp.unlink(missing_ok=True)
+
+
+def publish_checked(tmp: Path, onnx_path: Path, meta_path: Path, meta: dict) -> tuple[Path, dict]:
+    """Move a checked model file into the cache, then its sidecar: the sidecar is written last, so
+    its presence means "this file was checked". Returns the path and the metadata."""
+    os.chmod(tmp, 0o644)  # mkstemp makes it private; other users of the cache need to read it
+    os.replace(tmp, onnx_path)
+    meta["mtime_ns"] = onnx_path.stat().st_mtime_ns
+    tmp_meta = meta_path.with_suffix(".json.tmp")
+    tmp_meta.write_text(json.dumps(meta, indent=1))
+    os.replace(tmp_meta, meta_path)
+    return onnx_path, meta
 
 
 def _export(model_dir: Path, out: Path) -> None:

@@ -15,7 +15,6 @@ the same record re-embedded in a batch would get different vectors.
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from pathlib import Path
@@ -23,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import EmbedderUnavailableError
-from .onnx_export import CHECK_TEXTS, EXPORT_FORMAT, _file_lock, sha256_file, valid_cached
+from .onnx_export import CHECK_TEXTS, EXPORT_FORMAT, _file_lock, publish_checked, sha256_file, valid_cached
 
 INT8_SUFFIX = "-int8"
 MIN_COSINE_TO_FP32 = 0.85
@@ -67,13 +66,7 @@ def quantized_and_checked(fp32_path: Path, model_dir: Path, cache_dir: Path, mod
             meta = {"model_version": version, "export_format": EXPORT_FORMAT, "quantization": "dynamic int8 weights (QInt8)",
                     "source": str(fp32_path), "max_seq_length": max_seq_length, "size": tmp.stat().st_size,
                     "sha256": sha256_file(tmp), "check_against_fp32": check}
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, onnx_path)
-            meta["mtime_ns"] = onnx_path.stat().st_mtime_ns
-            tmp_meta = meta_path.with_suffix(".json.tmp")
-            tmp_meta.write_text(json.dumps(meta, indent=1))
-            os.replace(tmp_meta, meta_path)  # the sidecar last: its presence means "checked"
-            return onnx_path, meta
+            return publish_checked(tmp, onnx_path, meta_path, meta)
         finally:
             tmp.unlink(missing_ok=True)
 

@@ -158,6 +158,11 @@ class Store:
         """True while forgotten text may still be in the WAL (a reader held an older snapshot)."""
         return self._erase_pending
 
+    BEGIN = "BEGIN IMMEDIATE"  # SQLite: take the write lock at the start, not at the first write
+
+    def _serialize_writers(self, conn: Any) -> None:
+        """Inside a new write transaction: make other writers wait (SQLite's BEGIN IMMEDIATE did)."""
+
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """A write transaction; nested use joins the outer one."""
@@ -169,9 +174,10 @@ class Store:
                 finally:
                     self._depth -= 1
                 return
-            self.conn.execute("BEGIN IMMEDIATE")
+            self.conn.execute(self.BEGIN)
             self._depth = 1
             try:
+                self._serialize_writers(self.conn)
                 yield self.conn
             except BaseException:
                 self._depth = 0

@@ -20,20 +20,8 @@ def new_target(tmp_path):
     """A factory: a fresh empty store target of the given backend."""
     from tests import pg_server
 
-    made = []
-
-    def make(backend: str, name: str = "memory.sqlite"):
-        if backend == "sqlite":
-            return tmp_path / name
-        made.append(pg_server.create_database())
-        return made[-1]
-
-    yield make
-    if made:
-        from tests import pg_server
-
-        for url in made:
-            pg_server.drop_database(url)
+    with pg_server.store_targets(tmp_path) as make:
+        yield make
 
 
 @pytest.fixture

@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 from ..urls import redact_url
 from ..db import Store
@@ -59,29 +57,12 @@ class PgStore(Store):
         with self.lock:
             self.conn.close()
 
-    @contextmanager
-    def transaction(self) -> Iterator[PgConnection]:  # type: ignore[override]
-        """A write transaction holding the store's write lock; nested use joins the outer one."""
-        with self.lock:
-            if self._depth:
-                self._depth += 1
-                try:
-                    yield self.conn
-                finally:
-                    self._depth -= 1
-                return
-            self.conn.execute("BEGIN")
-            self._depth = 1
-            try:
-                self.conn.execute_native("SELECT pg_advisory_xact_lock(%s)", (LOCK_WRITE,))
-                yield self.conn
-            except BaseException:
-                self._depth = 0
-                self.conn.execute("ROLLBACK")
-                raise
-            else:
-                self._depth = 0
-                self.conn.execute("COMMIT")
+    BEGIN = "BEGIN"
+
+    def _serialize_writers(self, conn: PgConnection) -> None:
+        """One writer at a time across every process and host: a transaction-scoped advisory lock
+        (released by COMMIT or ROLLBACK, also when the writer dies)."""
+        conn.execute_native("SELECT pg_advisory_xact_lock(%s)", (LOCK_WRITE,))
 
     def transaction_id(self, conn: PgConnection) -> int:
         """The current transaction's id (64-bit), for the erasure pass's snapshot check."""
