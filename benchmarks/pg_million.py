@@ -62,7 +62,7 @@ from memory_core import FixedClock, MemoryService, load_settings  # noqa: E402
 from memory_core.index.pg_vector import HNSW_INDEX  # noqa: E402
 from memory_core.store.backend import open_store  # noqa: E402
 from memory_core.store.pg.fulltext import tsvector_literal  # noqa: E402
-from memory_core.store.records import fts_text_for  # noqa: E402
+from memory_core.store.records import fts_text_for, vector_literal  # noqa: E402
 from memory_core.store.transfer import IDENTITY, ROWID_TABLES, TABLES  # noqa: E402
 
 from . import search_bench, search_corpus  # noqa: E402
@@ -281,6 +281,54 @@ def verify(lite: sqlite3.Connection, url: str, limit: int | None, sample: int = 
     return out
 
 
+def compare_with_sqlite(source: Path, url: str, queries: int = 8) -> dict:
+    """A few searches on both stores, before the HNSW index exists: the principal's exact dense top-10
+    (numpy over the SQLite blobs against pgvector) and the lexical doclists of the queries' words
+    (FTS5 against the tsvector rows)."""
+    from memory_core.embed import build_embedder
+    from memory_core.store.pg.fulltext import doclist, tokens
+
+    embedder = build_embedder(load_settings().embedder)
+    texts = [q for q in search_corpus.queries(queries * 2) if tokens(q)][:queries]
+    vectors = embedder.embed(texts)
+    lite = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
+    readable_sql = "((scope_kind = 'user' AND scope_id = 'u0') OR (scope_kind = 'project' AND scope_id = 'shared')) AND status = 'confirmed'"
+    store = open_store(url, CLOCK)
+    top_seq = store.scalar("SELECT MAX(seq) FROM records")  # a --limit trial holds the first records only
+    seqs, blobs = [], []
+    for seq, blob in lite.execute(f"SELECT seq, embedding FROM records WHERE {readable_sql} AND embedding IS NOT NULL AND seq <= ?",
+                                  (top_seq,)):
+        seqs.append(seq)
+        blobs.append(blob)
+    matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
+    del blobs
+    seqs_arr = np.array(seqs)
+    dense_same, dense_ties_same, lexical_same, lexical_terms = 0, 0, 0, 0
+    try:
+        for text, vec in zip(texts, vectors):
+            scores = matrix @ vec
+            top = np.argsort(-scores, kind="stable")[:10]
+            lite10 = set(int(s) for s in seqs_arr[top])
+            rows = store.query("SELECT seq, -(embedding_vec <#> ?::vector) FROM records WHERE " + readable_sql
+                               + " ORDER BY embedding_vec <#> ?::vector LIMIT 10", [vector_literal(vec), vector_literal(vec)])
+            pg10 = {int(r[0]) for r in rows}
+            dense_same += pg10 == lite10
+            floor = float(scores[top[-1]]) - 1e-5
+            dense_ties_same += all(float(r[1]) >= floor for r in rows) and len(rows) == len(top)
+            for term in sorted(set(tokens(text)))[:4]:
+                lite_docs = [r[0] for r in lite.execute("SELECT rowid FROM records_fts WHERE records_fts MATCH ? AND rowid <= ? "
+                                                        "ORDER BY rowid", ('"' + term + '"', top_seq))]
+                with store.lock:
+                    pg_docs = doclist(store.conn, term).tolist()
+                lexical_terms += 1
+                lexical_same += lite_docs == pg_docs
+    finally:
+        store.close()
+        lite.close()
+    return {"queries": len(texts), "dense_top10_identical": dense_same, "dense_top10_same_scores": dense_ties_same,
+            "lexical_terms": lexical_terms, "lexical_doclists_identical": lexical_same}
+
+
 def build_hnsw(url: str, dim: int, work_mem: str) -> dict:
     """The backend's HNSW index (same name and expression), built in the foreground and timed."""
     import psycopg
@@ -395,8 +443,9 @@ def write_latency(url: str, writes: int) -> dict:
 
 
 def _checkpoint(data: dict) -> None:
-    PARTIAL.parent.mkdir(parents=True, exist_ok=True)
-    PARTIAL.write_text(json.dumps(data, indent=2))
+    path = PARTIAL if not (data.get("limit") or data.get("load_only")) else PARTIAL.with_name("pg-million-trial.json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2))
 
 
 def main() -> None:
@@ -407,11 +456,12 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None, help="copy only the first N records (a trial of the loader)")
     parser.add_argument("--hnsw-work-mem", default="4GB")
     parser.add_argument("--load-only", action="store_true")
+    parser.add_argument("--no-compare", action="store_true", help="skip the searches compared with the SQLite store")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     server = Server()
     data: dict = {"machine": machine(), "server": f"PostgreSQL {server.version}", "source": str(args.source),
-                  "limit": args.limit, "load_average_start": load_average()}
+                  "limit": args.limit, "load_only": args.load_only, "load_average_start": load_average()}
     try:
         url = server.database()
         part = {"load_average_before": load_average()}
@@ -421,6 +471,13 @@ def main() -> None:
         data["load"] = part
         _log(f"loaded: {json.dumps(part)}")
         _checkpoint(data)
+        if not args.no_compare:
+            part = {"load_average_before": load_average()}
+            part.update(compare_with_sqlite(args.source, url))
+            part["load_average_after"] = load_average()
+            data["compare_with_sqlite"] = part
+            _log(f"compared: {json.dumps(part)}")
+            _checkpoint(data)
         if args.load_only:
             return
         part = {"load_average_before": load_average()}
