@@ -385,9 +385,19 @@ def search_and_recall(url: str, searches: int) -> dict:
         with service.store.lock:
             service.store.conn.execute_native("SET enable_indexscan = off")
         t0 = time.perf_counter()
+        probe_calls, probe_recalls = 0, []
         for vec, k, allowed, hits, _ in calls:
             # index scans off: the same ORDER BY is then a sort over every admitted row, i.e. exact
             exact = index.search(vec, k, allowed) if allowed is not None else []
+            if allowed is not None and not np.asarray(allowed, dtype=bool).all():
+                # the empty path's lifecycle probe (live rows switched off): reported apart
+                probe_calls += 1
+                if exact:
+                    probe_recalls.append(len({s for s, _ in hits[:10]} & {s for s, _ in exact[:10]}) / len(exact[:10]))
+                unreadable_dense += service.store.scalar(
+                    f"SELECT COUNT(*) FROM records r WHERE r.seq IN ({','.join('?' * len(hits))}) AND NOT {readable}",
+                    [s for s, _ in hits]) if hits else 0
+                continue
             approx10, exact10 = [s for s, _ in hits[:10]], [s for s, _ in exact[:10]]
             if exact10:
                 recalls.append(len(set(approx10) & set(exact10)) / len(exact10))
@@ -418,6 +428,8 @@ def search_and_recall(url: str, searches: int) -> dict:
             "recall_at_10_min": round(float(np.min(recalls)), 2) if recalls else None,
             "recall_at_10_ties_counted": round(float(np.mean(recalls_ties)), 4) if recalls_ties else None,
             "recall_at_k": round(float(np.mean(recall_k)), 4) if recall_k else None,
+            "lifecycle_probe_calls": probe_calls, "lifecycle_probe_calls_with_exact_hits": len(probe_recalls),
+            "lifecycle_probe_recall_at_10": round(float(np.mean(probe_recalls)), 4) if probe_recalls else None,
             "exact_dense_per_call_ms": round(exact_s * 1000 / max(len(calls), 1), 1),
             "unreadable_dense_hits": int(unreadable_dense), "result_ids_checked": len(ids),
             "unreadable_results": int(unreadable_results), "readable_records": int(readable_count)}
