@@ -563,7 +563,26 @@ def render(data: dict) -> str:
              w["write_ms"]["p50"] if w else "-", f"{s['load_average_before'][0]} → {s['load_average_after'][0]}"]]
     lines += ["", markdown_table(["records", "backend", "search p50 ms", "p95", "p50 / embedding p50", "dense p50", "lexical p50",
                                   "hard filter p50", "dense recall@10", "unreadable returned", "write p50 ms", "load (1 min)"], rows)]
+    if s.get("ef_search_sweep"):
+        lines += ["", f"The same {s['ef_search_sweep'][0]['dense_ms']['n']} dense calls "
+                  f"re-run at other hnsw.ef_search values (dense query alone; recall@10 of the best 10 of k = {s['dense_k']} "
+                  "against the exact scan):", "",
+                  markdown_table(["hnsw.ef_search", "dense p50 ms", "p95", "recall@10", "load (1 min)"],
+                                 [[e["ef_search"], e["dense_ms"]["p50"], e["dense_ms"]["p95"], e["recall_at_10"], e["load_average"][0]]
+                                  for e in s["ef_search_sweep"]])]
+    c = data.get("compare_with_sqlite")
+    if c:
+        lines += ["", f"Compared with the SQLite store after the load (before the HNSW index): exact dense top-10 of "
+                  f"{c['queries']} queries for the principal identical in {c['dense_top10_identical']}, same scores in "
+                  f"{c['dense_top10_same_scores']} (tied vectors); lexical doclists identical for "
+                  f"{c['lexical_doclists_identical']} of {c['lexical_terms']} query words."]
     return "\n".join(lines)
+
+
+def rerender(path: Path = Path(__file__).resolve().parent / "results" / "pg_million.json") -> None:
+    """Rewrite results/pg_million.md from the saved JSON (after a change of this file's tables)."""
+    data = json.loads(path.read_text())
+    save("pg_million", data, render(data))
 
 
 if __name__ == "__main__":
