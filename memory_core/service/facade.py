@@ -118,13 +118,16 @@ class MemoryService(ExtractionMethods, AmbientMethods):
         return service
 
     def _check_embedder(self, allow_mismatch: bool) -> None:
-        stored = (self.store.get_meta("embed_model"), self.store.get_meta("embed_version"))
         current = (self.embedder.model_name, self.embedder.model_version)
-        if stored == (None, None):
-            self.store.set_meta("embed_model", current[0])
-            self.store.set_meta("embed_version", current[1])
-            self.store.set_meta("embed_dim", str(self.embedder.dim))
-            return
+        # one write transaction: processes opening a fresh store at once must not see the model
+        # recorded without its version (or both record theirs)
+        with self.store.transaction():
+            stored = (self.store.get_meta("embed_model"), self.store.get_meta("embed_version"))
+            if stored == (None, None):
+                self.store.set_meta("embed_model", current[0])
+                self.store.set_meta("embed_version", current[1])
+                self.store.set_meta("embed_dim", str(self.embedder.dim))
+                return
         if stored != current and not allow_mismatch:
             raise EmbedderMismatchError(
                 f"this store was embedded with {stored[0]} (version {stored[1]}) but the configured embedder is "
