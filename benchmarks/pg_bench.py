@@ -111,19 +111,26 @@ def _search_latency(target, searches: int) -> dict:
     return out
 
 
+def timed_writes(service: MemoryService, writes: int) -> tuple[list[float], list[float], dict]:
+    """``writes`` memory_write calls through one session after five warm-up ones: their times in ms,
+    a bare embedding of 50 similar texts as the same run's reference, and the last tool result."""
+    service.grant("bench-writer", "user:w0", read=True, write=True, actor="bench")
+    session = service.start_session(agent_id="bench-writer", user_id="w0")
+    times = []
+    for i in range(writes + 5):
+        began = time.perf_counter()
+        result = session.call_tool("memory_write", {"type": "episodic", "content": f"Benchmark note {i}: the team "
+                                                    f"reviewed ticket PR-{4000 + i} and moved the release by {i % 7} days."})
+        if i >= 5:
+            times.append((time.perf_counter() - began) * 1000.0)
+        assert result["ok"], result
+    reference = search_bench.bare_embedding(service.embedder, [f"Benchmark note {i}: the team reviewed ticket" for i in range(50)])
+    return times, reference, result
+
+
 def _write_latency(target, writes: int) -> dict:
     with MemoryService.open(target, load_settings(), clock=FixedClock(CLOCK)) as service:
-        service.grant("bench-writer", "user:w0", read=True, write=True, actor="bench")
-        session = service.start_session(agent_id="bench-writer", user_id="w0")
-        times = []
-        for i in range(writes + 5):
-            began = time.perf_counter()
-            result = session.call_tool("memory_write", {"type": "episodic", "content": f"Benchmark note {i}: the team "
-                                                        f"reviewed ticket PR-{4000 + i} and moved the release by {i % 7} days."})
-            if i >= 5:
-                times.append((time.perf_counter() - began) * 1000.0)
-            assert result["ok"], result
-        reference = search_bench.bare_embedding(service.embedder, [f"Benchmark note {i}: the team reviewed ticket" for i in range(50)])
+        times, reference, result = timed_writes(service, writes)
         forgotten = result["record_id"]
         began = time.perf_counter()
         service.forget(forgotten, actor="bench", reason="benchmark")

@@ -59,6 +59,7 @@ from memory_core import FixedClock, MemoryService, load_settings  # noqa: E402
 from memory_core.index.pg_vector import HNSW_INDEX  # noqa: E402
 
 from . import search_bench, search_corpus  # noqa: E402
+from .pg_bench import timed_writes  # noqa: E402
 from .pg_bulk_load import bulk_load, compare_with_sqlite  # noqa: E402
 from .stats import load_average, machine, markdown_table, save, summary  # noqa: E402
 
@@ -234,17 +235,7 @@ def search_and_recall(url: str, searches: int, ef_values: list[int]) -> dict:
 def write_latency(url: str, writes: int) -> dict:
     """``memory_write`` p50 through a session on the loaded store (no forget: see the module docstring)."""
     with MemoryService.open(url, load_settings(), clock=FixedClock(CLOCK)) as service:
-        service.grant("bench-writer", "user:w0", read=True, write=True, actor="bench")
-        session = service.start_session(agent_id="bench-writer", user_id="w0")
-        times = []
-        for i in range(writes + 5):
-            began = time.perf_counter()
-            result = session.call_tool("memory_write", {"type": "episodic", "content": f"Benchmark note {i}: the team "
-                                                        f"reviewed ticket PR-{4000 + i} and moved the release by {i % 7} days."})
-            if i >= 5:
-                times.append((time.perf_counter() - began) * 1000.0)
-            assert result["ok"], result
-        reference = search_bench.bare_embedding(service.embedder, [f"Benchmark note {i}: the team reviewed ticket" for i in range(50)])
+        times, reference, _ = timed_writes(service, writes)
     ref = summary(reference)["p50"]
     return {"writes": len(times), "write_ms": summary(times), "embedding_reference_ms": summary(reference),
             "ratio_to_embedding_p50": round(summary(times)["p50"] / ref, 2) if ref else None}
