@@ -279,9 +279,12 @@ def lifecycle_probe(ctx: SearchContext) -> dict:
     if ctx.query_vec is not None:
         # Only rows the wider filter adds (superseded, expired, lapsed): usually few, so this is a
         # small gathered product, not a second scan of the whole matrix.
-        dense_mask = mask.copy()
-        if ctx.mask is not None and ctx.mask.shape == dense_mask.shape:
-            dense_mask &= ~ctx.mask
+        if hasattr(mask, "without"):  # PostgreSQL: the same difference, as SQL
+            dense_mask = mask.without(ctx.mask) if ctx.mask is not None else mask
+        else:
+            dense_mask = mask.copy()
+            if ctx.mask is not None and ctx.mask.shape == dense_mask.shape:
+                dense_mask &= ~ctx.mask
         for cand in dense_candidates(deps.store, deps.index, flt, dense_mask, ctx.query_vec, s.candidates_per_generator)[0]:
             found[cand.seq] = cand
     terms = query_terms(ctx.query, s.lexical_max_terms)

@@ -433,6 +433,72 @@ def _p0002_ambient_and_host_memory(conn) -> None:
             conn.execute_native(f"ALTER TABLE {table} ALTER COLUMN {column} SET STATISTICS 0")
 
 
+RECORD_COUNTS = """
+CREATE TABLE record_counts (
+    scope_kind text NOT NULL,
+    scope_id text NOT NULL,
+    status text NOT NULL,
+    type text NOT NULL,
+    n bigint NOT NULL,
+    PRIMARY KEY (scope_kind, scope_id, status, type)
+);
+
+CREATE FUNCTION record_counts_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO record_counts AS c (scope_kind, scope_id, status, type, n)
+        SELECT scope_kind, scope_id, status, type, count(*) FROM new_rows WHERE embedding_vec IS NOT NULL
+        GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+        ON CONFLICT (scope_kind, scope_id, status, type) DO UPDATE SET n = c.n + EXCLUDED.n;
+    RETURN NULL;
+END $$;
+
+CREATE FUNCTION record_counts_update() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO record_counts AS c (scope_kind, scope_id, status, type, n)
+        SELECT scope_kind, scope_id, status, type, sum(d) FROM (
+            SELECT scope_kind, scope_id, status, type, -1 AS d FROM old_rows WHERE embedding_vec IS NOT NULL
+            UNION ALL
+            SELECT scope_kind, scope_id, status, type, 1 AS d FROM new_rows WHERE embedding_vec IS NOT NULL) x
+        GROUP BY 1, 2, 3, 4 HAVING sum(d) <> 0 ORDER BY 1, 2, 3, 4
+        ON CONFLICT (scope_kind, scope_id, status, type) DO UPDATE SET n = c.n + EXCLUDED.n;
+    RETURN NULL;
+END $$;
+
+CREATE FUNCTION record_counts_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO record_counts AS c (scope_kind, scope_id, status, type, n)
+        SELECT scope_kind, scope_id, status, type, -count(*) FROM old_rows WHERE embedding_vec IS NOT NULL
+        GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+        ON CONFLICT (scope_kind, scope_id, status, type) DO UPDATE SET n = c.n + EXCLUDED.n;
+    RETURN NULL;
+END $$;
+
+CREATE TRIGGER records_count_insert AFTER INSERT ON records REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION record_counts_insert();
+CREATE TRIGGER records_count_update AFTER UPDATE ON records REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION record_counts_update();
+CREATE TRIGGER records_count_delete AFTER DELETE ON records REFERENCING OLD TABLE AS old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION record_counts_delete();
+"""
+
+RECOUNT = ("INSERT INTO record_counts (scope_kind, scope_id, status, type, n) "
+           "SELECT scope_kind, scope_id, status, type, count(*) FROM records WHERE embedding_vec IS NOT NULL "
+           "GROUP BY 1, 2, 3, 4")
+
+
+def recount_records(conn) -> None:
+    """Recompute ``record_counts`` from ``records`` (after a load that ran with triggers off)."""
+    conn.execute_native("DELETE FROM record_counts")
+    conn.execute_native(RECOUNT)
+
+
+@pg_migration(3, "record counts per scope, status and type (the hard filter's row count without reading the rows)")
+def _p0003_record_counts(conn) -> None:
+    for statement in split_statements(RECORD_COUNTS):
+        conn.execute_native(statement)
+    conn.execute_native(RECOUNT)
+
+
 def split_statements(script: str) -> list[str]:
     """Statements of a script, keeping ``$$ ... $$`` function bodies whole."""
     statements, buf, in_body = [], [], False
