@@ -52,8 +52,11 @@ class SqlFilter:
     alone exclude"), again as SQL.
     """
 
-    def __init__(self, where: str, params, count: int, key: tuple | None = None, lapsed: int | None = None) -> None:
+    def __init__(self, where: str, params, count: int, key: tuple | None = None, lapsed: int | None = None,
+                 records_version: int | None = None) -> None:
         self.where = where
+        # the store's records version read with the count (None: not read), for the lexical cache key
+        self.records_version = records_version
         self.lapsed = lapsed  # provisional records past expiry the filter excluded (None: not counted)
         self.params = tuple(params)
         self.count = int(count)
@@ -98,6 +101,7 @@ class PgVectorIndex:
         self.exact_max_rows = exact_max_rows
         self.version = 0
         self._lists: int | None = None
+        self._last_version = 0
         self._checked_at = 0.0
         self._building: threading.Thread | None = None
         with store.lock:
@@ -118,7 +122,7 @@ class PgVectorIndex:
         else:
             lapsed = "provisional" in flt.statuses and not flt.include_lapsed
             count, lapsed_count = self._count_from_table(flt.scopes, flt.statuses, flt.types, flt.now if lapsed else None)
-            return SqlFilter(where, params, count, lapsed=lapsed_count)
+            return SqlFilter(where, params, count, lapsed=lapsed_count, records_version=self._last_version)
         return SqlFilter(where, params, count)
 
     def mask(self, scopes, statuses, types=None, event_from: float | None = None, event_to: float | None = None) -> SqlFilter:
@@ -146,14 +150,18 @@ class PgVectorIndex:
         (admitted, lapsed provisional excluded)."""
         clauses, params = _filter_clauses(scopes, statuses, types)
         counted = f"COALESCE((SELECT sum(r.n) FROM record_counts r WHERE {' AND '.join(clauses)}), 0)"
+        # the store's records version comes along (the lexical stage's cache key): one round trip less
+        version = "(SELECT value FROM store_meta WHERE key = 'records_version')"
         if lapsed_at is None:
-            return int(self.store.scalar(f"SELECT {counted}", params)), 0
-        scope_type = [c for c in clauses if not c.startswith("r.status")]
-        lapsed_params = params[:2 * len(scopes)] + (list(types) if types else [])
-        row = self.store.query_one(
-            f"SELECT {counted}, (SELECT count(*) FROM records r WHERE r.status = 'provisional' AND r.expires_at IS NOT NULL "
-            f"AND r.expires_at <= ? AND r.embedding_vec IS NOT NULL AND {' AND '.join(scope_type)})",
-            [*params, lapsed_at, *lapsed_params])
+            row = self.store.query_one(f"SELECT {counted}, 0, {version}", params)
+        else:
+            scope_type = [c for c in clauses if not c.startswith("r.status")]
+            lapsed_params = params[:2 * len(scopes)] + (list(types) if types else [])
+            row = self.store.query_one(
+                f"SELECT {counted}, (SELECT count(*) FROM records r WHERE r.status = 'provisional' AND r.expires_at IS NOT NULL "
+                f"AND r.expires_at <= ? AND r.embedding_vec IS NOT NULL AND {' AND '.join(scope_type)}), {version}",
+                [*params, lapsed_at, *lapsed_params])
+        self._last_version = int(row[2]) if row[2] is not None else 0
         return int(row[0]) - int(row[1]), int(row[1])
 
     # -- searching -----------------------------------------------------------------------------
@@ -162,7 +170,13 @@ class PgVectorIndex:
         return self.search_explained(query, k, allowed)[0]
 
     def search_explained(self, query: np.ndarray, k: int, allowed: SqlFilter | None = None) -> tuple[list[tuple[int, float]], dict]:
-        """Top ``k`` (seq, cosine) under the filter's SQL predicate, and which path answered.
+        hits, how, _ = self.search_with_rows(query, k, allowed)
+        return hits, how
+
+    def search_with_rows(self, query: np.ndarray, k: int, allowed: SqlFilter | None = None,
+                         columns: str = "") -> tuple[list[tuple[int, float]], dict, list]:
+        """Top ``k`` (seq, cosine) under the filter's SQL predicate, which path answered, and the hits'
+        rows with ``columns``.
 
         Exact (a scan of the admitted rows, ordered by an expression no index serves) when there is
         no valid approximate index or the filter admits at most ``exact_max_rows`` rows; otherwise
@@ -170,7 +184,7 @@ class PgVectorIndex:
         row the index proposes, so no row outside the filter is ever returned, whatever the index).
         """
         if allowed is None or k <= 0 or not isinstance(allowed, SqlFilter) or allowed.count <= 0:
-            return [], {"method": "exact", "reason": "no admitted rows", "engine": "pgvector", "admitted": 0}
+            return [], {"method": "exact", "reason": "no admitted rows", "engine": "pgvector", "admitted": 0}, []
         vec = vector_literal(query)
         admitted = allowed.count
         lists = self.ann_lists()
@@ -188,10 +202,13 @@ class PgVectorIndex:
                    "lists": lists, "probes": self.probes, "iterative_scan": "relaxed_order",
                    "reason": f"IVF index over the whole store: the {self.probes} of {lists} lists nearest the query are "
                              f"scanned exactly, the filter checked on every row they hold ({admitted} rows admitted)"}
-        sql = (f"SELECT r.seq, -(r.embedding_vec <#> ?::vector) AS cosine FROM records r "
+        # ``columns`` (the caller's record columns over ``r``) come back in the same statement: the
+        # dense generator then needs no second round trip for the hits' rows
+        extra = f", {columns}" if columns else ""
+        sql = (f"SELECT r.seq AS hit_seq, -(r.embedding_vec <#> ?::vector) AS cosine{extra} FROM records r "
                f"WHERE {allowed.where} AND r.embedding_vec IS NOT NULL ORDER BY {order} LIMIT ?")
         rows = self.store.query(sql, [vec, *allowed.params, vec, int(k)])
-        return [(int(row[0]), float(row[1])) for row in rows], how
+        return [(int(row[0]), float(row[1])) for row in rows], how, rows
 
     def similarity(self, query: np.ndarray, seqs: list[int]) -> dict[int, float]:
         """Cosine of ``query`` with each listed record's stored vector (records without one are left out)."""
