@@ -198,10 +198,12 @@ class PgVectorIndex:
                    "reason": f"the filter admits {admitted} rows (at most {self.exact_max_rows}): exact scan of them"}
         else:
             order = f"(r.embedding_vec::vector({self.dim})) <#> ?::vector({self.dim})"
+            # the number of lists is left out: it follows the size of the whole store, which a
+            # principal must not learn from its own searches
             how = {"method": "approximate", "index": ANN_INDEX, "engine": "pgvector (ivfflat)", "admitted": admitted,
-                   "lists": lists, "probes": self.probes, "iterative_scan": "relaxed_order",
-                   "reason": f"IVF index over the whole store: the {self.probes} of {lists} lists nearest the query are "
-                             f"scanned exactly, the filter checked on every row they hold ({admitted} rows admitted)"}
+                   "probes": self.probes, "iterative_scan": "relaxed_order",
+                   "reason": f"IVF index over the whole store: the {self.probes} lists nearest the query are scanned "
+                             f"exactly, the filter checked on every row they hold ({admitted} rows admitted)"}
         # ``columns`` (the caller's record columns over ``r``) come back in the same statement: the
         # dense generator then needs no second round trip for the hits' rows
         extra = f", {columns}" if columns else ""

@@ -22,7 +22,16 @@ two column by column), with these PostgreSQL forms:
   ANALYZE would otherwise copy sample values (forgotten text among them) into ``pg_statistic``.
 
 Migration 2 is SQLite's 90-95 (search origin, ambient decisions, session context, host-issued
-memory decisions and fitness results). A later SQLite migration that changes the schema gets a
+memory decisions and fitness results).
+
+Migration 3 has no SQLite counterpart: ``record_counts``, the number of records with a vector per
+(scope, status, type), kept by statement-level triggers on ``records`` (transition tables, so a
+statement touching many rows updates each count once). The hard filter's admitted-row count is then
+a sum over a handful of rows instead of a count over the readable set (600K rows at 1M records:
+112 ms). A load that turns triggers off (``session_replication_role = replica``) must call
+:func:`recount_records` afterwards; ``agent-memory doctor`` compares the counts with the table.
+
+A later SQLite migration that changes the schema gets a
 PostgreSQL counterpart here with its own number (this list is independent of SQLite's); the
 schema parity test fails until it has one.
 """
