@@ -191,6 +191,11 @@ def verify(lite: sqlite3.Connection, url: str, limit: int | None, sample: int = 
         fts = store.scalar("SELECT COUNT(*) FROM records_fts")
         out["fulltext_rows"] = [fts, live]
         out["ok"] &= fts == live
+        # the hard filter's counts (recounted after the load) against the rows themselves
+        counted = store.scalar("SELECT COALESCE(sum(n), 0) FROM record_counts")
+        with_vector = store.scalar("SELECT COUNT(*) FROM records WHERE embedding_vec IS NOT NULL")
+        out["record_counts"] = [counted, with_vector]
+        out["ok"] &= counted == with_vector
         columns = [r[1] for r in lite.execute("PRAGMA table_info(records)")]
         top = store.scalar("SELECT MAX(seq) FROM records")
         seqs = random.Random(7).sample(range(1, top + 1), min(sample, top))

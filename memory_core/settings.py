@@ -365,7 +365,7 @@ class PostgresSettings(_Section):
     ivf_probes: int = Field(
         32, ge=1, le=10_000,
         description="PostgreSQL backend: pgvector's ivfflat.probes (IVF lists scanned per search; higher is slower and "
-        "closer to exact; 32 of 1,000 lists found 0.99 of the exact top 10 at 1M records, ties counted).",
+        "closer to exact; 32 of 1,000 lists found 0.98 of the exact top 10 at 1M records, ties counted: benchmarks/README.md).",
     )
     exact_max_rows: int = Field(
         10_000, ge=0,
