@@ -114,3 +114,38 @@ def test_the_lifecycle_probe_difference_is_sql(pg_service):
     assert added.sum() == 1
     hits = svc.index.search(svc.embedder.embed(["sushi"])[0], 5, added)
     assert [seq for seq, _ in hits] == [oldest]
+
+
+def _counts(store) -> dict:
+    return {tuple(r[:4]): r[4] for r in store.query("SELECT scope_kind, scope_id, status, type, n FROM record_counts WHERE n <> 0")}
+
+
+def _recounted(store) -> dict:
+    return {tuple(r[:4]): r[4] for r in store.query(
+        "SELECT scope_kind, scope_id, status, type, count(*) FROM records WHERE embedding_vec IS NOT NULL GROUP BY 1, 2, 3, 4")}
+
+
+def test_record_counts_follow_every_change_to_records(pg_service):
+    # the hard filter's count comes from record_counts: it must equal counting the rows after
+    # inserts, status changes, a vector removed, a multi-row update, a delete and a rolled-back change
+    svc = pg_service()
+    _fill(svc, 9)
+    assert _counts(svc.store) == _recounted(svc.store) and sum(_counts(svc.store).values()) == 9
+    first, second = (int(r[0]) for r in svc.store.query("SELECT seq FROM records ORDER BY seq LIMIT 2"))
+    conn = svc.store.conn
+    conn.execute_native("UPDATE records SET status = 'superseded' WHERE seq = %s", (first,))
+    conn.execute_native("UPDATE records SET embedding_vec = NULL WHERE seq = %s", (second,))
+    conn.execute_native("UPDATE records SET observations = observations + 1")  # touches every row, changes no count
+    conn.execute_native("UPDATE records SET scope_id = 'bob' WHERE seq IN (SELECT seq FROM records ORDER BY seq DESC LIMIT 3)")
+    assert _counts(svc.store) == _recounted(svc.store)
+    conn.execute_native("BEGIN")
+    conn.execute_native("UPDATE records SET status = 'expired'")
+    conn.execute_native("ROLLBACK")
+    assert _counts(svc.store) == _recounted(svc.store)
+    conn.execute_native("DELETE FROM record_entities")
+    conn.execute_native("DELETE FROM records_fts")
+    conn.execute_native("DELETE FROM records WHERE seq = %s", (first,))
+    assert _counts(svc.store) == _recounted(svc.store)
+    # what the hard filter reports is that count
+    assert svc.index.mask(["user:alice"], ("confirmed", "provisional")).sum() == svc.store.scalar(
+        "SELECT count(*) FROM records WHERE scope_id = 'alice' AND status IN ('confirmed', 'provisional') AND embedding_vec IS NOT NULL")
