@@ -28,6 +28,7 @@ path, so no row outside it is ever returned.
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 import time
@@ -37,6 +38,8 @@ import numpy as np
 
 from ..clock import format_ts
 from ..store.records import blob_to_vector, vector_literal
+
+log = logging.getLogger(__name__)
 
 ANN_INDEX = "records_embedding_ivf"
 OLD_HNSW_INDEX = "records_embedding_hnsw"
@@ -278,10 +281,16 @@ class PgVectorIndex:
         # size its lists were made for (the lists' centres then describe a quarter of the vectors)
         if live < self.ann_min_records or (lists and live <= 4 * lists * lists):
             return
-        self._building = threading.Thread(target=self.build_ann, args=(ivf_lists(live),), daemon=True, name="pg-ivf-build")
+        self._building = threading.Thread(target=self._build_logged, args=(ivf_lists(live),), daemon=True, name="pg-ivf-build")
         self._building.start()
         if wait:
             self._building.join()
+
+    def _build_logged(self, lists: int) -> None:
+        try:
+            self.build_ann(lists)
+        except Exception:  # noqa: BLE001 - a background build: searches stay exact; retried a minute later
+            log.warning("building the IVF index (%d lists) failed; dense search stays exact", lists, exc_info=True)
 
     def build_ann(self, lists: int) -> None:
         """Create (or replace) the IVF index without blocking writers: built concurrently under a new
@@ -289,6 +298,9 @@ class PgVectorIndex:
         import psycopg
 
         with psycopg.connect(self.store.url, autocommit=True) as conn:
+            # pgvector refuses to build when its k-means sample does not fit maintenance_work_mem
+            # (64 MB by default; 1,000 lists of 384 dimensions need about 80 MB)
+            conn.execute(f"SET maintenance_work_mem = '{ivf_build_memory_mb(lists, self.dim)}MB'")
             conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {ANN_INDEX}_new")  # an invalid leftover of a failed build
             conn.execute(f"CREATE INDEX CONCURRENTLY {ANN_INDEX}_new ON records USING ivfflat "
                          f"((embedding_vec::vector({self.dim})) vector_ip_ops) WITH (lists = {int(lists)})")
@@ -305,3 +317,11 @@ class PgVectorIndex:
 def ivf_lists(live: int) -> int:
     """IVF lists for ``live`` vectors: the square root (1,000 at 1M), as the SQLite store's faiss index."""
     return max(1, min(int(math.sqrt(max(live, 1))), 32_768))
+
+
+def ivf_build_memory_mb(lists: int, dim: int) -> int:
+    """``maintenance_work_mem`` for building an IVF index: pgvector samples 50 vectors per list (at least
+    10,000) and keeps lists x lists distances for k-means; twice that, and never less than 128 MB."""
+    samples = max(50 * lists, 10_000) * (dim * 4 + 16)
+    kmeans = lists * lists * 4 + 8 * lists * (dim * 4 + 16)
+    return max(128, int(2 * (samples + kmeans) / 2**20) + 1)

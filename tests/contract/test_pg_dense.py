@@ -149,3 +149,18 @@ def test_record_counts_follow_every_change_to_records(pg_service):
     # what the hard filter reports is that count
     assert svc.index.mask(["user:alice"], ("confirmed", "provisional")).sum() == svc.store.scalar(
         "SELECT count(*) FROM records WHERE scope_id = 'alice' AND status IN ('confirmed', 'provisional') AND embedding_vec IS NOT NULL")
+
+
+def test_the_ivf_build_sets_the_memory_pgvector_needs(pg_service):
+    # pgvector refuses an IVF build whose k-means sample exceeds maintenance_work_mem (64 MB by
+    # default, less than 1,000 lists need): the backend's build sets its own. A database default of
+    # 1 MB here makes the build fail without that.
+    from memory_core.index.pg_vector import ivf_build_memory_mb
+
+    svc = pg_service(ann_min_records=40)
+    name = svc.store.scalar("SELECT current_database()")
+    svc.store.conn.execute_native(f"ALTER DATABASE {name} SET maintenance_work_mem = '1MB'")
+    _fill(svc, 150)  # enough table pages for pgvector to sample more than 1 MB of vectors
+    svc.index._maybe_build_ann(wait=True)
+    assert svc.index.has_ann()
+    assert ivf_build_memory_mb(1000, 384) > 80
