@@ -97,14 +97,14 @@ def search_and_recall(url: str, searches: int, probe_values: list[int]) -> dict:
         index = service.index
         if not index.has_ann():
             raise RuntimeError("no valid IVF index: the approximate path would not be measured")
-        original = index.search_explained
+        original = index.search_with_rows  # what the dense generator calls on PostgreSQL
 
-        def recorded(query, k, allowed=None):
-            hits, how = original(query, k, allowed)
+        def recorded(query, k, allowed=None, columns=""):
+            hits, how, rows = original(query, k, allowed, columns)
             calls.append((np.array(query, dtype=np.float32), k, allowed, hits, how))
-            return hits, how
+            return hits, how, rows
 
-        index.search_explained = recorded
+        index.search_with_rows = recorded
         for query in queries[:20]:
             service.search(agent_id="bench", user_id="u0", query=query)
         calls.clear()
@@ -119,7 +119,7 @@ def search_and_recall(url: str, searches: int, probe_values: list[int]) -> dict:
                 stages[name].append(response.trace.timings().get(name, 0.0))
             result_ids += [r.record_id for r in response.results]
         reference += search_bench.bare_embedding(service.embedder, timed[:100])
-        index.search_explained = original
+        index.search_with_rows = original
         methods = sorted({how["method"] for *_, how in calls})
         paths: dict[str, int] = {}
         for *_, how in calls:
