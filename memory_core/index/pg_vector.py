@@ -104,7 +104,6 @@ class PgVectorIndex:
         self.exact_max_rows = exact_max_rows
         self.version = 0
         self._lists: int | None = None
-        self._last_version = 0
         self._checked_at = 0.0
         self._building: threading.Thread | None = None
         with store.lock:
@@ -124,8 +123,8 @@ class PgVectorIndex:
             count = self._count_rows(where, params)
         else:
             lapsed = "provisional" in flt.statuses and not flt.include_lapsed
-            count, lapsed_count = self._count_from_table(flt.scopes, flt.statuses, flt.types, flt.now if lapsed else None)
-            return SqlFilter(where, params, count, lapsed=lapsed_count, records_version=self._last_version)
+            count, lapsed_count, version = self._count_from_table(flt.scopes, flt.statuses, flt.types, flt.now if lapsed else None)
+            return SqlFilter(where, params, count, lapsed=lapsed_count, records_version=version)
         return SqlFilter(where, params, count)
 
     def mask(self, scopes, statuses, types=None, event_from: float | None = None, event_to: float | None = None) -> SqlFilter:
@@ -146,11 +145,11 @@ class PgVectorIndex:
         """The admitted rows counted one by one (an event-time window: record_counts has no time column)."""
         return int(self.store.scalar(f"SELECT count(*) FROM records r WHERE {where} AND r.embedding_vec IS NOT NULL", list(params)))
 
-    def _count_from_table(self, scopes, statuses, types, lapsed_at: str | None) -> tuple[int, int]:
+    def _count_from_table(self, scopes, statuses, types, lapsed_at: str | None) -> tuple[int, int, int]:
         """The admitted rows from ``record_counts`` (kept by triggers on ``records``), less the
         provisional records past their expiry at ``lapsed_at`` (few: the maintenance pass marks them
         expired), in one round trip: the count no longer grows with the readable set. Returns
-        (admitted, lapsed provisional excluded)."""
+        (admitted, lapsed provisional excluded, the store's records version read with them)."""
         clauses, params = _filter_clauses(scopes, statuses, types)
         counted = f"COALESCE((SELECT sum(r.n) FROM record_counts r WHERE {' AND '.join(clauses)}), 0)"
         # the store's records version comes along (the lexical stage's cache key): one round trip less
@@ -164,8 +163,7 @@ class PgVectorIndex:
                 f"SELECT {counted}, (SELECT count(*) FROM records r WHERE r.status = 'provisional' AND r.expires_at IS NOT NULL "
                 f"AND r.expires_at <= ? AND r.embedding_vec IS NOT NULL AND {' AND '.join(scope_type)}), {version}",
                 [*params, lapsed_at, *lapsed_params])
-        self._last_version = int(row[2]) if row[2] is not None else 0
-        return int(row[0]) - int(row[1]), int(row[1])
+        return int(row[0]) - int(row[1]), int(row[1]), int(row[2]) if row[2] is not None else 0
 
     # -- searching -----------------------------------------------------------------------------
 
