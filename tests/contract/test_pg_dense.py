@@ -36,7 +36,7 @@ def pg_service(new_target, clock):
         svc.close()
 
 
-def test_dense_search_is_an_exact_sql_scan_below_the_hnsw_size(pg_service):
+def test_dense_search_is_an_exact_sql_scan_below_the_index_size(pg_service):
     svc = pg_service()
     _fill(svc, 30)
     response = svc.search(agent_id="assistant", user_id="alice", query="sushi and ramen")
