@@ -247,6 +247,12 @@ class RetrievalSettings(_Section):
         description="Query vectors kept in memory (least recently used dropped first) so a repeated query is not "
         "embedded again; keyed by the embedder's model and version. 0 disables the cache.",
     )
+    overlap_query_embedding: bool = Field(
+        True,
+        description="Embed the query on a worker thread while the lexical and entity generators run, and let the "
+        "dense generator wait for the vector (the design's benchmark-gated generator concurrency; docs/retrieval.md). "
+        "Results are the same either way; off embeds first, on the searching thread.",
+    )
     ann_min_records: int = Field(
         200_000, ge=1,
         description="The dense generator switches from exact search to the approximate (faiss IVF) index once the "
