@@ -54,6 +54,7 @@ class LoggedQuestion:
     event_at: dict[str, str]  # record id -> event time (else creation time)
     candidates: dict[str, dict] = field(default_factory=dict)  # record id -> the gate's per-candidate signals
     seq: dict[str, int] = field(default_factory=dict)  # record id -> store sequence number (the pipeline's tie-break)
+    doubted: bool = False  # a named off-topic question whose label the dataset check doubts (named_labels)
 
 
 def gate_passes(signals: dict, floors: dict) -> bool:
@@ -129,6 +130,8 @@ def score_replay(questions: list[LoggedQuestion], r: Replay, covers: dict[str, d
         else:
             kind = "named" if q.qid.endswith("~named") else "off_topic"
             negatives.setdefault(kind, []).append(not ranking)
+            if kind == "named" and not q.doubted:
+                negatives.setdefault("named_verified", []).append(not ranking)
     out = {cat: {k: mean(m[k] for m in items) for k in ("recall@5", "recall@10", "hit@10", "empty")} | {"questions": len(items)}
            for cat, items in per_cat.items()}
     out["correct_empty"] = {kind: mean(v) for kind, v in negatives.items()}
@@ -172,7 +175,7 @@ def logged_questions(store, conversations, run: dict) -> list[LoggedQuestion]:
         out.append(LoggedQuestion(qid, q.text, answerable, q.category if answerable else None, q.evidence if answerable else (),
                                   now[user], lists, signals, {i: event_at[i] for name in lists for i in lists[name] if i in event_at},
                                   {c["id"]: c for c in obs.gate_candidates},
-                                  {i: seq_of[i] for name in lists for i in lists[name] if i in seq_of}))
+                                  {i: seq_of[i] for name in lists for i in lists[name] if i in seq_of}, bool(getattr(q, "doubts", ()))))
     return out
 
 

@@ -74,6 +74,7 @@ class GateFeatures:
     rest_lexical: float | None = None  # best lexical score on the words other than the names (known_name only)
     rest_both: float | None = None  # best rest cosine + 0.5 x lexical score of one candidate (known_name only)
     unheld_name: bool = False  # the query also spells a name no readable record holds (known_name only)
+    doubted: bool = False  # named only: the label check doubts the memory lacks an answer (named_labels)
 
     @property
     def kind(self) -> str:
@@ -120,9 +121,11 @@ def outcome(features: list[GateFeatures], floors: dict) -> dict:
     for kind in ("off_topic", "named"):
         values = kinds.get(kind, [])
         out[f"correct_empty_{kind}"] = 1 - sum(values) / len(values) if values else float("nan")
+    verified = [passes(f, floors) for f in features if f.kind == "named" and not f.doubted]
+    out["correct_empty_named_verified"] = 1 - sum(verified) / len(verified) if verified else float("nan")
     present = [out[f"correct_empty_{k}"] for k in ("off_topic", "named") if kinds.get(k)]
     out["correct_empty"] = sum(present) / len(present) if present else float("nan")
-    out["questions"] = {kind: len(v) for kind, v in kinds.items()}
+    out["questions"] = {kind: len(v) for kind, v in kinds.items()} | {"named_verified": len(verified)}
     return out
 
 
