@@ -65,7 +65,8 @@ def gate_passes(signals: dict, floors: dict) -> bool:
                                signals.get("entity_rest"), unknown_name=bool(signals.get("unknown_name")),
                                known_name=bool(signals.get("known_name")), rest_cosine=signals.get("rest_cosine"),
                                rest_lexical=signals.get("rest_lexical"), rest_both=signals.get("rest_both"),
-                               unheld_name=bool(signals.get("unheld_name"))), floors)
+                               unheld_name=bool(signals.get("unheld_name")), rest_cover=signals.get("rest_cover"),
+                               rest_cover_joint=signals.get("rest_cover_joint"), rest_held=signals.get("rest_held")), floors)
 
 
 def replay(q: LoggedQuestion, r: Replay, limit: int = 10) -> list[str]:
@@ -169,7 +170,8 @@ def logged_questions(store, conversations, run: dict) -> list[LoggedQuestion]:
         signals = {"cosine": obs.best_cosine, "lexical": obs.best_lexical, "entity_cosine": obs.best_entity_cosine,
                    "entity_rest": obs.best_entity_rest_lexical, "unknown_name": bool(obs.unknown_names),
                    "known_name": bool(obs.known_names), "rest_cosine": obs.best_rest_cosine, "rest_lexical": obs.best_rest_lexical,
-                   "rest_both": obs.best_rest_both, "unheld_name": bool(obs.unheld_names)}
+                   "rest_both": obs.best_rest_both, "unheld_name": bool(obs.unheld_names), "rest_cover": obs.best_rest_cover,
+                   "rest_cover_joint": obs.best_rest_cover_joint, "rest_held": obs.rest_held}
         lists = {name: list(obs.rankings[name]) for name in ("dense", "lexical", "entity")}
         qid = q.qid if answerable else f"{user}<-{q.qid}"
         out.append(LoggedQuestion(qid, q.text, answerable, q.category if answerable else None, q.evidence if answerable else (),

@@ -75,6 +75,9 @@ class GateFeatures:
     rest_both: float | None = None  # best rest cosine + 0.5 x lexical score of one candidate (known_name only)
     unheld_name: bool = False  # the query also spells a name no readable record holds (known_name only)
     doubted: bool = False  # named only: the label check doubts the memory lacks an answer (named_labels)
+    rest_cover: float | None = None  # best stem coverage of the rest's key terms by one candidate (known_name only)
+    rest_cover_joint: float | None = None  # best rest cosine + 0.5 x that coverage of one candidate (known_name only)
+    rest_held: float | None = None  # share of the rest's key terms some readable record holds (known_name only)
 
     @property
     def kind(self) -> str:
@@ -290,4 +293,5 @@ def features_from_gate(qid: str, answerable: bool, outputs: dict, source: str) -
                         outputs.get("best_entity_cosine"), outputs.get("best_entity_rest_lexical"), source,
                         bool(outputs.get("unknown_names")), bool(outputs.get("known_names")),
                         outputs.get("best_rest_cosine"), outputs.get("best_rest_lexical"), outputs.get("best_rest_both"),
-                        bool(outputs.get("unheld_names")))
+                        bool(outputs.get("unheld_names")), rest_cover=outputs.get("best_rest_cover"),
+                        rest_cover_joint=outputs.get("best_rest_cover_joint"), rest_held=outputs.get("rest_held"))

@@ -63,6 +63,9 @@ class SearchObservation:
     best_rest_both: float | None = None
     unheld_names: list[str] = field(default_factory=list)
     user_id: str = ""  # whose memory was searched
+    best_rest_cover: float | None = None
+    best_rest_cover_joint: float | None = None
+    rest_held: float | None = None
 
     @property
     def empty(self) -> bool:
@@ -102,7 +105,8 @@ class SearchObservation:
                    gate.get("best_entity_cosine"), gate.get("best_entity_rest_lexical"), list(gate.get("candidates") or []),
                    list(gate.get("unknown_names") or []), list(gate.get("known_names") or []),
                    gate.get("best_rest_cosine"), gate.get("best_rest_lexical"), gate.get("best_rest_both"),
-                   list(gate.get("unheld_names") or []))
+                   list(gate.get("unheld_names") or []), "", gate.get("best_rest_cover"), gate.get("best_rest_cover_joint"),
+                   gate.get("rest_held"))
 
 
 def observe(service, search_id: str) -> SearchObservation:
@@ -157,7 +161,8 @@ def gate_features(question_id: str, answerable: bool, observation: SearchObserva
     return GateFeatures(question_id, answerable, observation.best_cosine, observation.best_lexical,
                         observation.best_entity_cosine, observation.best_entity_rest_lexical, "locomo", bool(observation.unknown_names),
                         bool(observation.known_names), observation.best_rest_cosine, observation.best_rest_lexical,
-                        observation.best_rest_both, bool(observation.unheld_names), doubted)
+                        observation.best_rest_both, bool(observation.unheld_names), doubted, observation.best_rest_cover,
+                        observation.best_rest_cover_joint, observation.rest_held)
 
 
 def off_topic_summary(observations: list[SearchObservation]) -> dict:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import gate_model
+from .rest_cover import rest_cover
 from .fts_query import STOP_WORDS, query_terms
 from .generators import COSINE_DIGITS
 from .lexical import partial_score, unheld_names
@@ -134,8 +135,12 @@ def name_rest(ctx: SearchContext, names: list[str], in_query: set[str], floors: 
     cosines = [(rest.cosines[c.seq], c.lexical) for c in ctx.ranking if c.seq in rest.cosines]
     cosine = max((v for v, _ in cosines), default=None)
     both = max((gate_model.rest_both(v, lex) for v, lex in cosines), default=None)
+    words = rest_cover(ctx, in_query, ctx.ranking, rest.cosines) if model or every_signal else None
+    ctx.rest_cover = words
     return NameRest(tuple(names), cosine, lexical, bare=rest.text is None, joint=joint,
-                    both=None if both is None else round(both, 6), full_cosine=full_cos, full_lexical=full_lex, unheld=unheld)
+                    both=None if both is None else round(both, 6), full_cosine=full_cos, full_lexical=full_lex, unheld=unheld,
+                    cover=words.cover if words else None, cover_joint=words.joint if words else None,
+                    held=words.held if words else None)
 
 
 def probe_rest_supported(ctx: SearchContext, cands: list, floors: GateFloors) -> bool:
@@ -148,11 +153,14 @@ def probe_rest_supported(ctx: SearchContext, cands: list, floors: GateFloors) ->
     in_query = {t for e in ctx.entities for key in (e.get("matched") or "", e["name"]) for t in query_terms(key, 64)}
     lexicals = [partial_score(ctx.lexical, c.lexical_terms, in_query) for c in cands if c.lexical_terms and ctx.lexical is not None]
     pairs = [(rest.cosines[c.seq], c.lexical) for c in cands if c.seq in rest.cosines]
+    words = rest_cover(ctx, in_query, cands, rest.cosines) if floors.name_model_floor > -1.0 else None
     support = NameRest(tuple(names), max((v for v, _ in pairs), default=None), max((v for v in lexicals if v is not None), default=None),
                        both=max((gate_model.rest_both(v, lex) for v, lex in pairs), default=None),
                        full_cosine=max((c.cosine for c in cands if c.cosine is not None), default=None),
                        full_lexical=max((c.lexical for c in cands if c.lexical is not None), default=None),
-                       unheld=tuple(ctx.gate_summary.get("unheld_names") or ()))
+                       unheld=tuple(ctx.gate_summary.get("unheld_names") or ()),
+                       cover=words.cover if words else None, cover_joint=words.joint if words else None,
+                       held=words.held if words else None)
     return name_rest_check(support, floors)[0]
 
 

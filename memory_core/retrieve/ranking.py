@@ -208,6 +208,8 @@ class GateStage:
         summary["best_rest_lexical"] = rest.lexical if rest else None
         summary["best_rest_both"] = rest.both if rest else None
         summary["unheld_names"] = list(rest.unheld) if rest else []
+        summary["best_rest_cover"], summary["best_rest_cover_joint"], summary["rest_held"] = (
+            (rest.cover, rest.cover_joint, rest.held) if rest else (None, None, None))
         if judged and floors.name_model_floor > -1.0:
             summary["name_model"] = {"probability": round(gate_model.probability(floors.name_model_weights, rest.model_values()), 6),
                                      "floor": floors.name_model_floor, "features": dict(zip(gate_model.FEATURES, rest.model_values()))}
@@ -224,13 +226,16 @@ class GateStage:
                 cand.gate = f"{summary['decision']}; {own}"
         ctx.gate_summary = summary
         rest_cosines = ctx.rest_query.cosines if ctx.rest_query else {}
+        covers = ctx.rest_cover.per_candidate if ctx.rest_cover else {}
         ctx.io(outputs={"decision": summary["decision"], "candidates": [
             {"id": c.record_id, "cosine": _r(c.cosine), "lexical": _r(c.lexical), "entity": bool(ev.entities),
-             "rest_lexical": _r(ev.rest_lexical), "rest_cosine": _r(rest_cosines.get(c.seq)), "strong": passed}
+             "rest_lexical": _r(ev.rest_lexical), "rest_cosine": _r(rest_cosines.get(c.seq)), "rest_cover": covers.get(c.seq),
+             "strong": passed}
             for c, ev, (passed, _) in zip(ctx.ranking, evidence, verdicts)],
             **{k: summary[k] for k in ("passed", "unknown_names", "best_cosine", "best_lexical", "entity_matches", "best_entity_cosine",
                                        "best_entity_rest_lexical", "strong", "known_names", "best_rest_cosine", "best_rest_lexical",
-                                       "best_rest_both", "unheld_names", "names_linked_together_by")},
+                                       "best_rest_both", "unheld_names", "names_linked_together_by", "best_rest_cover",
+                                       "best_rest_cover_joint", "rest_held")},
             **({"name_model": summary["name_model"]} if "name_model" in summary else {})})
         if first is None and not ctx.floors_deferred:
             for cand in list(ctx.ranking):

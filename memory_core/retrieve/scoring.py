@@ -114,10 +114,14 @@ class NameRest:
     full_cosine: float | None = None  # best cosine of the set to the whole query
     full_lexical: float | None = None  # best lexical score of the set
     unheld: tuple[str, ...] = ()  # names in the query that no readable record holds (lexical.unheld_names)
+    cover: float | None = None  # best stem coverage of the rest's key terms by one candidate (rest_cover)
+    cover_joint: float | None = None  # best rest cosine + 0.5 x that coverage of one candidate
+    held: float | None = None  # share of the rest's key terms some readable record holds (by stem)
 
     def model_values(self) -> tuple[float | None, ...]:
         """The known-name model's features, in gate_model.FEATURES order."""
-        return (self.cosine, self.lexical, self.both, self.full_cosine, self.full_lexical, 0.0 if self.unheld else 1.0)
+        return (self.cosine, self.lexical, self.both, self.full_cosine, self.full_lexical, 0.0 if self.unheld else 1.0,
+                self.cover, self.cover_joint, self.held)
 
 
 def name_rest_check(rest: NameRest | None, floors: GateFloors) -> tuple[bool, str]:
@@ -131,7 +135,7 @@ def name_rest_check(rest: NameRest | None, floors: GateFloors) -> tuple[bool, st
         return True, ""  # "who is Alice?": the name is the whole question, and records about Alice answer it
     names = ", ".join(n.casefold() for n in rest.names)
     if floors.name_model_floor > -1.0:
-        values = rest.model_values()
+        values = rest.model_values()[:len(floors.name_model_weights) - 1]  # the signals the weights use
         p = gate_model.probability(floors.name_model_weights, values)
         if p >= floors.name_model_floor:
             return True, ""
