@@ -165,6 +165,14 @@ class RetrievalSettings(_Section):
         "a list of 7 leaves the last three out), fitted "
         "by `agent-memory calibrate` on one half of LoCoMo (docs/calibration.md); refit after changing the embedder.",
     )
+    short_list_names_need_rest: bool = Field(
+        True,
+        description="Empty-result gate, for a query that spells the name of a known entity linking few readable records (fewer "
+        "than candidates_per_generator): the result set passes only if the rest of the question finds support too (a "
+        "candidate's cosine to the query without the names, or that cosine plus half its stem coverage of the other words, at "
+        "least cosine_floor; or its lexical score on the other words at least entity_support_lexical). False: such a name "
+        "counts as evidence by itself, as before (docs/retrieval.md).",
+    )
     rest_list_in_fusion: bool = Field(
         True,
         description="For a query naming a known entity with a full entity list, the candidates ordered by cosine to the query "

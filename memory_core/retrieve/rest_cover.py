@@ -14,10 +14,12 @@ anything Jon did. Whether the memory holds an answer shows in the words: does so
 
 A key term is a query term (``fts_query.query_terms``) that is not part of a matched name, not a
 word that only shapes a question ("kind", "favorite", "recently" …), not a calendar word or a
-number, and has at least three letters. Its *stem* is its first five letters: crude, but it needs
-no language model and matches "researching" to "research". A term no readable record holds
-exactly is looked up once more as a prefix (FTS5 ``"stem"*``; a ``stem:*`` tsquery on PostgreSQL),
-counted over readable records only, so nothing here depends on records the searcher cannot read.
+number, and has at least three letters. Its *stem* is its first five letters (the whole term when
+shorter), and a record holds it when one of its words starts with the stem: crude, but it needs no
+language model and matches "researching" to "research" and "lives" to "live". A term no readable
+record holds exactly is looked up once more as a prefix (FTS5 ``"stem"*``; a ``stem:*`` tsquery on
+PostgreSQL), counted over readable records only, so nothing here depends on records the searcher
+cannot read.
 """
 
 from __future__ import annotations
@@ -50,8 +52,14 @@ def stem(word: str) -> str:
 
 
 def text_stems(text: str) -> set[str]:
-    """The stems of every word of ``text``."""
-    return {stem(w) for w in _WORD.findall(text or "")}
+    """Every prefix of three to five letters of every word of ``text`` (and each shorter word): a
+    key term's stem is in this set exactly when some word of the text starts with it."""
+    out = set()
+    for word in _WORD.findall(text or ""):
+        key = word.casefold()
+        out.add(key[:STEM])
+        out.update(key[:k] for k in range(3, min(len(key), STEM)))
+    return out
 
 
 def key_terms(terms: list[str], name_terms: set[str]) -> list[str]:
@@ -98,7 +106,7 @@ def term_weights(ctx: SearchContext, name_terms: set[str]) -> tuple[dict[str, fl
     held: set[str] = set()
     for term in key_terms(list(counts), name_terms):
         documents = counts[term]
-        if documents == 0 and len(term) >= STEM:
+        if documents == 0:
             documents = readable_prefix_count(ctx, stem(term))
         key = stem(term)
         weights[key] = max(weights.get(key, 0.0), idf(result.total, documents))
