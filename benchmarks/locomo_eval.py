@@ -38,11 +38,11 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from memory_core.eval import ablation as abl  # noqa: E402
 from memory_core.eval import gate_calibration as gc  # noqa: E402
-from memory_core.eval import named_labels  # noqa: E402
+from memory_core.eval import named_fixture, named_labels  # noqa: E402
 from memory_core.eval.gate_fixture import fixture_features  # noqa: E402
 from memory_core.eval.ingest import user_id_for  # noqa: E402
 from memory_core.eval.locomo import default_path, load_locomo  # noqa: E402
-from memory_core.eval.locomo_run import ask_all, build_store  # noqa: E402
+from memory_core.eval.locomo_run import READER, ask_all, build_store  # noqa: E402
 from memory_core.eval.retrieval_eval import aggregate, off_topic_summary, stage_latency  # noqa: E402
 from memory_core.eval.scenarios import scenario_guards, summary_rows  # noqa: E402
 
@@ -157,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         rrf_choice = abl.choose_rrf_k(questions, covers, folds, k_per_generator=shipped_settings.candidates_per_generator,
                                       name_stripped=shipped_settings.rest_list_in_fusion)
         shipped_run = ask_all(store, conversations, label="shipped")
+        hand_labelled = named_fixture.ask_locomo(service, conversations, READER)
         passes = {"open": open_run, "shipped": shipped_run}
         summaries = {name: summarise(run, folds) for name, run in passes.items()}
         duplicate_threshold = service.settings.write.duplicate_threshold
@@ -181,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
         "embedder": stats["embedder"], "settings": shipped_settings.model_dump(mode="json"), "duplicate_threshold": duplicate_threshold,
         "folds": [sorted(f) for f in folds], "passes": summaries, "ablation": ablation, "rrf_k_choice": rrf_choice,
         "calibration": calibration, "scenarios": summary_rows(scenario_results), "timings": timings,
+        "hand_labelled_named": hand_labelled,
         "machine": machine() | {"loadavg": f"{load_before} at the start, {_loadavg()} at the end"},
     }
     OUT.mkdir(parents=True, exist_ok=True)

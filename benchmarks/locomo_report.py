@@ -131,6 +131,17 @@ def _labels_text(d: dict) -> str:
             "their own memory. Every named rate is reported on both sets: *named* (raw) and *verified*.")
 
 
+def _hand_labelled_text(result: dict) -> str:
+    """The hand-labelled named questions (tests/data/named_off_topic.json, LoCoMo part) as asked in the shipped pass."""
+    h = result.get("hand_labelled_named")
+    if not h or not h["cases"]:
+        return ""
+    missed = [a["query"] + f" ({a['who']})" for a in h["answers"] if not a["empty"] and not a["problems"]]
+    return (f"**Hand-labelled named questions** (`tests/data/named_off_topic.json`, absence checked by reading and by words): "
+            f"{sum(a['empty'] for a in h['answers'] if not a['problems'])} of {h['checked']} come back empty "
+            f"(correct-empty {h['correct_empty']:.3f})" + (f"; let through: {'; '.join(missed)}" if missed else "") + ".")
+
+
 def locomo_markdown(result: dict, figures: list[str]) -> str:
     d, t = result["dataset"], result["timings"]
     shipped = result["passes"]["shipped"]
@@ -164,6 +175,8 @@ def locomo_markdown(result: dict, figures: list[str]) -> str:
         f"{shipped['correct_empty_named']:.3f}, false-empty **{shipped['false_empty']:.3f}**; search p50 "
         f"{shipped['latency_ms']['total']['p50']:.1f} ms (questions pre-embedded). Targets: recall@10 ≥ 0.62 and ≥ the best single "
         "generator in every category, correct-empty ≥ 0.90, false-empty ≤ 0.03.",
+        "",
+        _hand_labelled_text(result),
         "",
         "Shipped pass per half (the shipped constants are the pick trained on half A, so half B's row is held out):",
         "",

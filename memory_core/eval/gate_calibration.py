@@ -288,10 +288,11 @@ def calibrate(features: list[GateFeatures], folds: list[set[str]], *, guards: li
 
 
 def features_from_gate(qid: str, answerable: bool, outputs: dict, source: str) -> GateFeatures:
-    """A labelled sample from a gate stage's logged outputs."""
+    """A labelled sample from a gate stage's logged outputs (names judged by the short-list rule are not
+    the known-name model's: that rule has no constant to calibrate)."""
     return GateFeatures(qid, answerable, outputs.get("best_cosine"), outputs.get("best_lexical"),
                         outputs.get("best_entity_cosine"), outputs.get("best_entity_rest_lexical"), source,
-                        bool(outputs.get("unknown_names")), bool(outputs.get("known_names")),
+                        bool(outputs.get("unknown_names")), bool(outputs.get("known_names")) and not outputs.get("known_names_short"),
                         outputs.get("best_rest_cosine"), outputs.get("best_rest_lexical"), outputs.get("best_rest_both"),
                         bool(outputs.get("unheld_names")), rest_cover=outputs.get("best_rest_cover"),
                         rest_cover_joint=outputs.get("best_rest_cover_joint"), rest_held=outputs.get("rest_held"))

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import gate_model
+from ..policy.rules import normalise_alias
 from .rest_cover import rest_cover
 from .fts_query import STOP_WORDS, query_terms
 from .generators import COSINE_DIGITS
@@ -114,10 +115,14 @@ def rest_list(ctx: SearchContext) -> list[int]:
 def short_list_names(ctx: SearchContext) -> list[str]:
     """Known names the query spells whose entity list is short (fewer than ``candidates_per_generator``
     readable records), when the short-list rule is on: such a name still needs the rest of the
-    question supported (scoring.short_list_check)."""
+    question supported (scoring.short_list_check). A name the caller also gave as an entity hint is
+    left out: the caller said the search is about that entity, so what is linked to it is on topic."""
     if not ctx.settings.short_list_names_need_rest or len(ctx.generated.get("entity", [])) >= ctx.settings.candidates_per_generator:
         return []
-    return known_names_in_query(ctx.query, ctx.entities)
+    hinted = {normalise_alias(h) for h in ctx.request.entity_hints}
+    return [name for name in known_names_in_query(ctx.query, ctx.entities)
+            if not hinted & {normalise_alias(key) for e in ctx.entities if e["name"] == name
+                             for key in (e.get("matched") or "", e["name"], e.get("id") or "")}]
 
 
 def name_rest(ctx: SearchContext, names: list[str], in_query: set[str], floors: GateFloors, every_signal: bool,
@@ -172,6 +177,7 @@ def probe_rest_supported(ctx: SearchContext, cands: list, floors: GateFloors) ->
     pairs = [(rest.cosines[c.seq], c.lexical) for c in cands if c.seq in rest.cosines]
     words = rest_cover(ctx, in_query, cands, rest.cosines) if floors.name_model_floor > -1.0 or short else None
     support = NameRest(tuple(names), max((v for v, _ in pairs), default=None), max((v for v in lexicals if v is not None), default=None),
+                       bare=rest.text is None,
                        both=max((gate_model.rest_both(v, lex) for v, lex in pairs), default=None),
                        full_cosine=max((c.cosine for c in cands if c.cosine is not None), default=None),
                        full_lexical=max((c.lexical for c in cands if c.lexical is not None), default=None),

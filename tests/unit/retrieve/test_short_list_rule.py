@@ -50,3 +50,12 @@ def test_the_lifecycle_probe_does_not_send_a_refused_named_question_to_a_histori
         assert response.empty
         # without the rule, the superseded record (linked to Carol, nothing about films) is offered as the reason
         assert ("historical search" in response.empty_reason) is not rule_on
+
+
+def test_a_name_the_caller_gave_as_an_entity_hint_is_evidence_by_itself(make_service):
+    service = make_service(cosine_floor=0.6, entity_support_cosine=0.05)
+    alice = _principal(service)
+    ticket = write(alice, "The flaky test lives in ticket INFRA-4821, assigned to Priya.", mentions=["Priya"], attribute="ticket")
+    assert search(service, alice, "what is Priya working on").empty  # a mention of a name is not relevance ...
+    hinted = search(service, alice, "what is Priya working on", entity_hints=["priya"])  # ... but the caller said it is about Priya
+    assert hinted.record_ids[0] == ticket and hinted.trace.stage("gate").outputs["known_names"] == []
