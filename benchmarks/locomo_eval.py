@@ -157,8 +157,11 @@ def main(argv: list[str] | None = None) -> int:
         rrf_choice = abl.choose_rrf_k(questions, covers, folds, k_per_generator=shipped_settings.candidates_per_generator,
                                       name_stripped=shipped_settings.rest_list_in_fusion)
         shipped_run = ask_all(store, conversations, label="shipped")
+        # the short-list rule is not replayable from the open pass (it logs no short-list signals): one more pass without it
+        no_short = ask_all(store, conversations, settings=shipped_settings.model_copy(update={"short_list_names_need_rest": False}),
+                           label="shipped without the short-list rule")
         hand_labelled = named_fixture.ask_locomo(service, conversations, READER)
-        passes = {"open": open_run, "shipped": shipped_run}
+        passes = {"open": open_run, "shipped": shipped_run, "no_short_list_rule": no_short}
         summaries = {name: summarise(run, folds) for name, run in passes.items()}
         duplicate_threshold = service.settings.write.duplicate_threshold
         stats = service.stats()

@@ -158,7 +158,7 @@ class RetrievalSettings(_Section):
     )
     name_model_weights: list[float] = Field(
         # fitted on LoCoMo half A (conv-26, -41, -43, -47, -49) with the word-level signals, 1 December 2026 (docs/calibration.md)
-        default_factory=lambda: [-9.547483, 0.0, 0.0, 4.234933, 6.536945, 0.0, 0.882408, 0.281497, 2.308091, 1.636985],
+        default_factory=lambda: [-9.652055, 0.0, 0.0, 4.19263, 6.632186, 0.0, 0.910679, 0.494835, 2.29992, 1.507694],
         min_length=7, max_length=10,
         description="The known-name model's bias and weights (rest cosine, rest lexical, rest joint, cosine, lexical, every "
         "name held, then rest coverage by stem, its joint with the rest cosine, and the share of the rest's words held; "

@@ -182,6 +182,8 @@ def logged_questions(store, conversations, run: dict) -> list[LoggedQuestion]:
 
 
 PREVIOUS_FRESHNESS_WEIGHT = 0.5  # the default before freshness was measured (and turned off)
+# the first known-name model (issue 13): six signals, fitted on half A, before the word-level signals
+FIRST_NAME_MODEL = {"name_model_floor": 0.105, "name_model_weights": [-9.469371, 0.0, 0.007234, 7.767924, 7.111005, 0.00733, 1.309444]}
 
 
 def ladder(settings) -> list[tuple[str, Replay]]:
@@ -215,8 +217,10 @@ def ladder(settings) -> list[tuple[str, Replay]]:
         (f"… + result floor {s.result_floor:g}", shipped.with_(gate=floors, result_floor=s.result_floor)),
         (f"… + the known-name rule as two floors (name-stripped cosine {s.name_rest_cosine:g} or other-words lexical "
          f"{s.name_rest_lexical:g})", shipped.with_(gate=rule, result_floor=s.result_floor)),
-        (f"… the known-name model instead (floor {s.name_model_floor:g}; shipped pipeline, replayed)",
-         shipped.with_(gate={n: getattr(s, n) for n in ALL_FLOORS}, result_floor=s.result_floor)),
+        ("… the first known-name model instead (six signals, floor 0.105)",
+         shipped.with_(gate={n: getattr(s, n) for n in ALL_FLOORS} | FIRST_NAME_MODEL, result_floor=s.result_floor)),
+        (f"… the known-name model with the word-level signals (floor {s.name_model_floor:g}; shipped, replayed without the "
+         "short-list rule)", shipped.with_(gate={n: getattr(s, n) for n in ALL_FLOORS}, result_floor=s.result_floor)),
     ]
 
 
