@@ -92,7 +92,8 @@ def calibration_markdown(result: dict) -> str:
         "Procedure: [docs/calibration.md](../docs/calibration.md) (one calibrator, `memory_core/eval/gate_calibration.py`, for "
         "LoCoMo, the fixture `tests/data/gate_calibration.json` and the scenario suite). Floors in the order "
         + " / ".join(f"`{n}`" for n in FLOOR_NAMES + REST_NAMES) + "; then the known-name model's floor `name_model_floor` and "
-        "`name_model_weights` (bias; rest cosine, rest lexical, rest joint, cosine, lexical), which replaces the two-floor "
+        "`name_model_weights` (bias; rest cosine, rest lexical, rest joint, cosine, lexical, every name held, rest coverage, "
+        "its joint with the rest cosine, share of the rest held), which replaces the two-floor "
         "known-name rule when on.",
         "",
         f"Labelled LoCoMo set (open pass): {sep['answerable']} answerable, {sep['negative']} unanswerable (off-topic and named "
