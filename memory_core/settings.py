@@ -149,7 +149,7 @@ class RetrievalSettings(_Section):
         "lexical score on the query's words other than the names at least this.",
     )
     name_model_floor: float = Field(
-        0.1025, ge=-1.0, le=1.0,
+        0.1075, ge=-1.0, le=1.0,
         description="Empty-result gate, for a query that names a known entity with a full entity list: the result set passes "
         "only if the known-name model (a logistic model over the name-stripped cosine, the other-words lexical score, their "
         "best joint value, the best cosine and lexical score, whether every name is held, and the stem coverage of the "
@@ -158,7 +158,7 @@ class RetrievalSettings(_Section):
     )
     name_model_weights: list[float] = Field(
         # fitted on LoCoMo half A (conv-26, -41, -43, -47, -49) with the word-level signals, 1 December 2026 (docs/calibration.md)
-        default_factory=lambda: [-9.652055, 0.0, 0.0, 4.19263, 6.632186, 0.0, 0.910679, 0.494835, 2.29992, 1.507694],
+        default_factory=lambda: [-9.608917, 0.0, 0.0, 4.018722, 6.714299, 0.0, 0.901241, 0.454487, 2.456112, 1.464739],
         min_length=7, max_length=10,
         description="The known-name model's bias and weights (rest cosine, rest lexical, rest joint, cosine, lexical, every "
         "name held, then rest coverage by stem, its joint with the rest cosine, and the share of the rest's words held; "

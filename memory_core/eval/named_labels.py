@@ -32,12 +32,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import Any
 
 from ..retrieve.fts_query import STOP_WORDS
 
-if TYPE_CHECKING:
-    from .locomo import Conversation, Question
+# locomo.Conversation and locomo.Question; not imported, because locomo imports this module (no cycle,
+# not even for type checking)
+Conversation = Question = Any
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 STEM = 5  # letters kept of each key term

@@ -16,10 +16,10 @@ A key term is a query term (``fts_query.query_terms``) that is not part of a mat
 word that only shapes a question ("kind", "favorite", "recently" …), not a calendar word or a
 number, and has at least three letters. Its *stem* is its first five letters (the whole term when
 shorter), and a record holds it when one of its words starts with the stem: crude, but it needs no
-language model and matches "researching" to "research" and "lives" to "live". A term no readable
-record holds exactly is looked up once more as a prefix (FTS5 ``"stem"*``; a ``stem:*`` tsquery on
-PostgreSQL), counted over readable records only, so nothing here depends on records the searcher
-cannot read.
+language model and matches "researching" to "research" and "lives" to "live". Each key term's idf
+comes from the readable records holding it in that sense: one prefix lookup per key term (FTS5
+``"stem"*``; a ``stem:*`` tsquery on PostgreSQL), counted over readable records only, so nothing
+here depends on records the searcher cannot read.
 """
 
 from __future__ import annotations
@@ -79,8 +79,9 @@ class RestCover:
     per_candidate: dict[int, float] = field(default_factory=dict)  # seq -> coverage
 
 
-def readable_prefix_count(ctx: SearchContext, prefix: str) -> int:
-    """Readable records holding a word that starts with ``prefix`` (letters and digits only)."""
+def readable_prefix_count(ctx: SearchContext, prefix: str, lut: np.ndarray | None = None) -> int:
+    """Readable records holding a word that starts with ``prefix`` (letters and digits only); ``lut``
+    is the search's readable lookup table when the caller has it already."""
     store = ctx.deps.store
     with store.lock:
         if store.backend == "postgresql":
@@ -92,23 +93,26 @@ def readable_prefix_count(ctx: SearchContext, prefix: str) -> int:
     if not row or not row[0]:
         return 0
     postings = np.fromstring(row[0], dtype=np.int64, sep=",")
-    lut = readable_lookup(ctx.deps.index, ctx.mask)
+    lut = readable_lookup(ctx.deps.index, ctx.mask) if lut is None else lut
     postings = postings[postings < len(lut)]
     return int(lut[postings].sum())
 
 
 def term_weights(ctx: SearchContext, name_terms: set[str]) -> tuple[dict[str, float], set[str]]:
-    """Idf weight per key-term stem (from the lexical stage's readable counts, or a prefix count for a
-    term no readable record holds exactly) and the stems some readable record holds."""
+    """Idf weight per key-term stem, from the readable records holding a word that starts with the
+    stem (what "holding" means here), and the stems some readable record holds."""
     result = ctx.lexical
     counts = {t["term"]: t["documents"] for t in result.terms}
     weights: dict[str, float] = {}
     held: set[str] = set()
+    lut = None
     for term in key_terms(list(counts), name_terms):
-        documents = counts[term]
-        if documents == 0:
-            documents = readable_prefix_count(ctx, stem(term))
         key = stem(term)
+        if key in weights:
+            continue
+        if lut is None:
+            lut = readable_lookup(ctx.deps.index, ctx.mask)
+        documents = readable_prefix_count(ctx, key, lut)
         weights[key] = max(weights.get(key, 0.0), idf(result.total, documents))
         if documents:
             held.add(key)
