@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..store.pg.fulltext import fold
 from .lexical import idf, readable_lookup
 
 if TYPE_CHECKING:
@@ -47,8 +48,9 @@ SHAPING_WORDS = frozenset(
 
 
 def stem(word: str) -> str:
-    """A word's first five letters, lower-cased (the whole word when shorter)."""
-    return word.casefold()[:STEM]
+    """A word's first five letters, case- and diacritic-folded as the full-text index folds words
+    (the whole word when shorter)."""
+    return fold(word)[:STEM]
 
 
 def text_stems(text: str) -> set[str]:
@@ -56,7 +58,7 @@ def text_stems(text: str) -> set[str]:
     key term's stem is in this set exactly when some word of the text starts with it."""
     out = set()
     for word in _WORD.findall(text or ""):
-        key = word.casefold()
+        key = fold(word)
         out.add(key[:STEM])
         out.update(key[:k] for k in range(3, min(len(key), STEM)))
     return out
@@ -85,6 +87,8 @@ def readable_prefix_count(ctx: SearchContext, prefix: str, lut: np.ndarray | Non
     store = ctx.deps.store
     with store.lock:
         if store.backend == "postgresql":
+            if not prefix or "'" in prefix or "\\" in prefix:
+                return 0  # a stem is letters and digits only; never build a tsquery from anything else
             row = store.conn.execute_native(
                 "SELECT string_agg(rowid::text, ',') FROM records_fts WHERE lexemes @@ %s::tsquery", (f"'{prefix}':*",)).fetchone()
         else:

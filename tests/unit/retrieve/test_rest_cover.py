@@ -68,3 +68,16 @@ def test_an_older_weights_setting_of_six_signals_still_reads(make_service):
     service, alice = _speaker_store(make_service, name_model_floor=0.5, name_model_weights=[-5.0, 3.0, 0, 0, 0, 0, 0])
     response = search(service, alice, "What is Jon's blood type?")
     assert response.empty and "other words held in memory" not in response.empty_reason
+
+
+def test_stems_fold_case_and_diacritics_as_the_full_text_index_does():
+    assert stem("Café") == stem("cafe") == "cafe"
+    assert "crepe" in text_stems("Crêpes at the café")
+
+
+def test_odd_words_in_the_rest_of_a_named_question_never_break_the_search(make_service):
+    service, alice = _speaker_store(make_service)
+    for query in ("What did Jon's Ñandú café ☕ do?", "Jon \\'s O'Reilly \"quoted\"* NEAR(x) résumé?", "Jon 日本語 研究",
+                  "Jon " + "x" * 300, "Jon's ' '' \\\\ %s {0}"):
+        gate = search(service, alice, query).trace.stage("gate").outputs
+        assert gate["rest_held"] is None or 0.0 <= gate["rest_held"] <= 1.0
