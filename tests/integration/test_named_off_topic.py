@@ -43,3 +43,12 @@ def test_the_label_check_catches_a_word_the_memory_holds(service):
 
 def test_most_hand_labelled_demo_questions_come_back_empty():
     assert sum(not c.known_miss for c in CASES) >= 10 and len(CASES) >= 12
+
+
+def test_the_short_list_rule_costs_an_answer_whose_only_link_is_the_name_and_a_hint_restores_it(service):
+    """The rule's price, pinned so that a change to it is seen: the board update answers "what is
+    Alice working on", but shares nothing with the question except the name."""
+    plain = service.search(agent_id="assistant", user_id="alice", query="what is Alice working on")
+    assert plain.empty and plain.empty_reason.startswith("mentions alice, but nothing about the rest of the question")
+    hinted = service.search(agent_id="assistant", user_id="alice", query="what is Alice working on", entity_hints=["Alice"])
+    assert any("board update" in r.content for r in hinted.results)
