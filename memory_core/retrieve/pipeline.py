@@ -101,6 +101,7 @@ class SearchContext:
     lexical: Any = None  # the lexical generator's LexicalResult (term statistics), if it ran
     unknown_names: list[str] = field(default_factory=list)  # capitalised query words no readable record holds
     rest_query: Any = None  # name_strip.RestQuery: the question without its known names, once computed
+    rest_cover: Any = None  # rest_cover.RestCover: word-level support for the rest of such a question, once computed
     lexical_doclists: dict[str, Any] = field(default_factory=dict)  # term -> FTS5 doclist, reused by the lifecycle probe
     pool: dict[int, Candidate] = field(default_factory=dict)
     generated: dict[str, list[int]] = field(default_factory=dict)
