@@ -196,6 +196,12 @@ def known_name_line(gate_outputs: dict[str, Any]) -> str | None:
         return (f"Known-name model for {', '.join(names)}: p {model['probability']:.3f} vs floor {model['floor']:g} "
                 f"({verdict}); {features}")
     cosine, lexical = gate_outputs.get("best_rest_cosine"), gate_outputs.get("best_rest_lexical")
+    if gate_outputs.get("known_names_short"):
+        joint = gate_outputs.get("best_rest_cover_joint")
+        return (f"Short-list rule for {', '.join(names)} (a name linking few records needs the rest of the question): "
+                f"best cosine without the names {'none' if cosine is None else f'{cosine:.2f}'}, with half its coverage of the "
+                f"other words {'none' if joint is None else f'{joint:.2f}'}, best lexical on the other words "
+                f"{'none' if lexical is None else f'{lexical:.2f}'}")
     return (f"Known names {', '.join(names)}: best cosine without the names "
             f"{'none' if cosine is None else f'{cosine:.2f}'}, best lexical on the other words "
             f"{'none' if lexical is None else f'{lexical:.2f}'}")

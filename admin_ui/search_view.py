@@ -143,7 +143,7 @@ def render_response(service, identity: Identity, response) -> None:
         st.caption("Each generator scores on its own scale, so cosine and the lexical score have separate axes; bars are "
                    "labelled with the start of each record's content (its id on hover).")
         st.plotly_chart(search_charts.scores_figure(rows, contents), key="explorer_chart_scores")
-        st.plotly_chart(charts.stage_latency_figure(response.trace.timings()), key="explorer_chart_latency")
+        st.plotly_chart(charts.stage_latency_figure(response.trace.work_timings()), key="explorer_chart_latency")
 
 
 def _results(service, identity: Identity, response) -> None:

@@ -38,10 +38,11 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from memory_core.eval import ablation as abl  # noqa: E402
 from memory_core.eval import gate_calibration as gc  # noqa: E402
+from memory_core.eval import named_fixture, named_labels  # noqa: E402
 from memory_core.eval.gate_fixture import fixture_features  # noqa: E402
 from memory_core.eval.ingest import user_id_for  # noqa: E402
 from memory_core.eval.locomo import default_path, load_locomo  # noqa: E402
-from memory_core.eval.locomo_run import ask_all, build_store  # noqa: E402
+from memory_core.eval.locomo_run import READER, ask_all, build_store  # noqa: E402
 from memory_core.eval.retrieval_eval import aggregate, off_topic_summary, stage_latency  # noqa: E402
 from memory_core.eval.scenarios import scenario_guards, summary_rows  # noqa: E402
 
@@ -59,15 +60,37 @@ def _loadavg() -> str:
         return "?"
 
 
-def summarise(run: dict) -> dict:
+def per_half(run: dict, folds) -> dict:
+    """False-empty, recall@10 and both named correct-empty rates on each half (A = 0, B = 1)."""
+    out = {}
+    for k in (0, 1):
+        outcomes = [o for o in run["outcomes"] if o.observation.user_id in folds[k]]
+        named = [(q, obs) for q, obs in run.get("named_off_topic", []) if obs.user_id in folds[k]]
+        off = [obs for _, obs in run["off_topic"] if obs.user_id in folds[k]]
+        verified = [obs for q, obs in named if not q.doubts]
+        out[f"half_{k}"] = {
+            "false_empty": sum(o.observation.empty for o in outcomes) / len(outcomes) if outcomes else None,
+            "recall@10": sum(o.scores["full"]["recall@10"] for o in outcomes) / len(outcomes) if outcomes else None,
+            "correct_empty": sum(o.empty for o in off) / len(off) if off else None,
+            "correct_empty_named": sum(obs.empty for _, obs in named) / len(named) if named else None,
+            "correct_empty_named_verified": sum(o.empty for o in verified) / len(verified) if verified else None}
+    return out
+
+
+def summarise(run: dict, folds) -> dict:
     """The numbers of one pass: per-view aggregates, both off-topic classes, latency."""
     agg = aggregate(run["outcomes"])
     off = off_topic_summary([obs for _, obs in run["off_topic"]])
     named = off_topic_summary([obs for _, obs in run.get("named_off_topic", [])]) if run.get("named_off_topic") else None
+    verified = [obs for q, obs in run.get("named_off_topic", []) if not q.doubts]
+    named_verified = off_topic_summary(verified) if verified else None
     observations = ([o.observation for o in run["outcomes"]] + [obs for _, obs in run["off_topic"]]
                     + [obs for _, obs in run.get("named_off_topic", [])])
     return {"aggregate": agg, "off_topic": off, "named_off_topic": named, "false_empty": agg["overall"]["false_empty"],
             "correct_empty": off["correct_empty"], "correct_empty_named": named["correct_empty"] if named else None,
+            "named_verified": named_verified,
+            "correct_empty_named_verified": named_verified["correct_empty"] if named_verified else None,
+            "per_half": per_half(run, folds),
             "latency_ms": stage_latency(observations), "searches": len(observations), "errors": run["errors"],
             "seconds": run["seconds"]}
 
@@ -128,13 +151,18 @@ def main(argv: list[str] | None = None) -> int:
         for fold in calibration["folds"]:
             print(f"  floors picked on {', '.join(fold['train'])}: {fold['floors']}; held out: false-empty "
                   f"{fold['held_out']['false_empty']:.3f}, correct-empty {fold['held_out']['correct_empty_off_topic']:.3f} "
-                  f"(named {fold['held_out']['correct_empty_named']:.3f})", flush=True)
+                  f"(named {fold['held_out']['correct_empty_named']:.3f}, verified {fold['held_out']['correct_empty_named_verified']:.3f})",
+                  flush=True)
         ablation = replay_table(questions, covers, shipped_settings, folds)
         rrf_choice = abl.choose_rrf_k(questions, covers, folds, k_per_generator=shipped_settings.candidates_per_generator,
                                       name_stripped=shipped_settings.rest_list_in_fusion)
         shipped_run = ask_all(store, conversations, label="shipped")
-        passes = {"open": open_run, "shipped": shipped_run}
-        summaries = {name: summarise(run) for name, run in passes.items()}
+        # the short-list rule is not replayable from the open pass (it logs no short-list signals): one more pass without it
+        no_short = ask_all(store, conversations, settings=shipped_settings.model_copy(update={"short_list_names_need_rest": False}),
+                           label="shipped without the short-list rule")
+        hand_labelled = named_fixture.ask_locomo(service, conversations, READER)
+        passes = {"open": open_run, "shipped": shipped_run, "no_short_list_rule": no_short}
+        summaries = {name: summarise(run, folds) for name, run in passes.items()}
         duplicate_threshold = service.settings.write.duplicate_threshold
         stats = service.stats()
     finally:
@@ -149,12 +177,15 @@ def main(argv: list[str] | None = None) -> int:
                     "turns": sum(len(c.turns) for c in conversations),
                     "answerable_questions": sum(len(c.answerable()) for c in conversations),
                     "off_topic_questions": len(open_run["off_topic"]), "named_off_topic_questions": len(open_run["named_off_topic"]),
+                    "named_labels": named_labels.summary([q for q, _ in open_run["named_off_topic"]]),
+                    "named_label_check_on_answerable": named_labels.sensitivity(conversations),
                     "dropped_evidence_ids": sum(len(c.dropped_evidence) for c in conversations)},
         "ingest": {"per_conversation": ingest_summary, "records": stats["records"],
                    "merged_turns": len(merged_all), "merged_evidence_turns": len(merged_all & evidence_turns)},
         "embedder": stats["embedder"], "settings": shipped_settings.model_dump(mode="json"), "duplicate_threshold": duplicate_threshold,
         "folds": [sorted(f) for f in folds], "passes": summaries, "ablation": ablation, "rrf_k_choice": rrf_choice,
         "calibration": calibration, "scenarios": summary_rows(scenario_results), "timings": timings,
+        "hand_labelled_named": hand_labelled,
         "machine": machine() | {"loadavg": f"{load_before} at the start, {_loadavg()} at the end"},
     }
     OUT.mkdir(parents=True, exist_ok=True)
@@ -170,7 +201,8 @@ def main(argv: list[str] | None = None) -> int:
     overall = s["aggregate"]["overall"]
     print(f"[shipped] R@10 {overall['full']['recall@10']:.3f} | dense {overall['dense']['recall@10']:.3f} | "
           f"lexical {overall['lexical']['recall@10']:.3f} | fused {overall['fused_fresh']['recall@10']:.3f} | "
-          f"correct-empty {s['correct_empty']:.3f} (named {s['correct_empty_named']:.3f}) | false-empty {s['false_empty']:.3f} | "
+          f"correct-empty {s['correct_empty']:.3f} (named {s['correct_empty_named']:.3f}, verified "
+          f"{s['correct_empty_named_verified']:.3f}) | false-empty {s['false_empty']:.3f} | "
           f"search p50 {s['latency_ms']['total']['p50']:.1f} ms")
     print(f"total {timings['total_s']:.0f} s; wrote {OUT / 'locomo_eval.json'}")
     return 0

@@ -31,9 +31,20 @@ def ablation_markdown(result: dict) -> str:
                      *[a[c]["recall@10"] if c in a else "" for c in CATS],
                      row["half_0"]["overall"]["recall@10"] if row["half_0"] else "",
                      row["half_1"]["overall"]["recall@10"] if row["half_1"] else "",
-                     a["overall"]["empty"], ce.get("off_topic", ""), ce.get("named", "")])
+                     a["overall"]["empty"], ce.get("off_topic", ""), ce.get("named", ""), ce.get("named_verified", ""),
+                     *[_half_ce(row, k) for k in ("half_0", "half_1")]])
     return rep.table(["ranking", "R@5", "R@10", *[f"R@10 {CATEGORY_NAMES[int(c)]}" for c in CATS], "R@10 half A", "R@10 half B",
-                      "false-empty", "correct-empty off-topic", "correct-empty named"], rows)
+                      "false-empty", "correct-empty off-topic", "correct-empty named", "named verified",
+                      "half A: false-empty / named / verified", "half B: false-empty / named / verified"], rows)
+
+
+def _half_ce(row: dict, half: str) -> str:
+    """One half's false-empty and named correct-empty rates (raw and verified) in one cell."""
+    h = row.get(half)
+    if not h:
+        return ""
+    ce = h.get("correct_empty", {})
+    return " / ".join(rep.fmt(v) for v in (h["overall"]["empty"], ce.get("named"), ce.get("named_verified")))
 
 
 def category_markdown(result: dict) -> str:
@@ -67,7 +78,7 @@ def calibration_markdown(result: dict) -> str:
         rows.append([", ".join(fold["train"]), _floors_text(fold["floors"]),
                      tr["false_empty"], tr["correct_empty_off_topic"], tr["correct_empty_named"],
                      ho["false_empty"], ho["correct_empty_off_topic"], ho["correct_empty_named"],
-                     len(fold["guards"]["lost"]), len(fold["guards"]["leaked"])])
+                     ho.get("correct_empty_named_verified"), len(fold["guards"]["lost"]), len(fold["guards"]["leaked"])])
     rule_rows = [[", ".join(fold["train"]),
                   f"{fold['train_outcome']['rule']['floors']['name_rest_cosine']:g} / {fold['train_outcome']['rule']['floors']['name_rest_lexical']:g}",
                   fold["train_outcome"]["rule"]["held_out"]["false_empty"], fold["train_outcome"]["rule"]["held_out"]["correct_empty_named"],
@@ -75,13 +86,14 @@ def calibration_markdown(result: dict) -> str:
                  for fold in c["folds"] if fold["train_outcome"].get("rule")]
     shipped = c["shipped"]
     shipped_rows = [[f"half {k[-1:].replace('0', 'A').replace('1', 'B')}", o["false_empty"], o["correct_empty_off_topic"],
-                     o["correct_empty_named"]] for k, o in c["shipped_outcome"].items()]
+                     o["correct_empty_named"], o.get("correct_empty_named_verified")] for k, o in c["shipped_outcome"].items()]
     g = c["shipped_guards"]
     lines = [
         "Procedure: [docs/calibration.md](../docs/calibration.md) (one calibrator, `memory_core/eval/gate_calibration.py`, for "
         "LoCoMo, the fixture `tests/data/gate_calibration.json` and the scenario suite). Floors in the order "
         + " / ".join(f"`{n}`" for n in FLOOR_NAMES + REST_NAMES) + "; then the known-name model's floor `name_model_floor` and "
-        "`name_model_weights` (bias; rest cosine, rest lexical, rest joint, cosine, lexical), which replaces the two-floor "
+        "`name_model_weights` (bias; rest cosine, rest lexical, rest joint, cosine, lexical, every name held, rest coverage, "
+        "its joint with the rest cosine, share of the rest held), which replaces the two-floor "
         "known-name rule when on.",
         "",
         f"Labelled LoCoMo set (open pass): {sep['answerable']} answerable, {sep['negative']} unanswerable (off-topic and named "
@@ -91,12 +103,14 @@ def calibration_markdown(result: dict) -> str:
         f"Admissible: false-empty ≤ {c['max_false_empty']} on the training half, fewest guard errors.",
         "",
         rep.table(["trained on", "floors picked", "train false-empty", "train CE off-topic", "train CE named",
-                   "held-out false-empty", "held-out CE off-topic", "held-out CE named", "guards lost", "guards leaked"], rows),
+                   "held-out false-empty", "held-out CE off-topic", "held-out CE named", "held-out CE named verified",
+                   "guards lost", "guards leaked"], rows),
         "",
         "Shipped floors (" + _floors_text(shipped) + f"; guard queries lost {len(g['lost'])}, "
         f"leaked {len(g['leaked'])}) on each half (gate decision replayed from the open pass):",
         "",
-        rep.table(["half", "false-empty", "correct-empty off-topic", "correct-empty named"], shipped_rows),
+        rep.table(["half", "false-empty", "correct-empty off-topic", "correct-empty named", "correct-empty named verified"],
+                  shipped_rows),
         "",
         "The two-floor known-name rule (step 5b) that the model replaces, picked and reported the same way:",
         "",
@@ -104,6 +118,29 @@ def calibration_markdown(result: dict) -> str:
                    "held-out CE named", "model: held-out false-empty", "model: held-out CE named"], rule_rows),
     ]
     return "\n".join(lines)
+
+
+def _labels_text(d: dict) -> str:
+    """How many named off-topic questions the label check keeps, and how it fares on answerable ones."""
+    labels, check = d.get("named_labels"), d.get("named_label_check_on_answerable")
+    if not labels or not check:
+        return ""
+    reasons = "; ".join(f"{n} because {r}" for r, n in labels["per_reason"].items())
+    return (f"Label check of the named set (`memory_core/eval/named_labels.py`, the dataset only, never a search): "
+            f"**{labels['verified']} of {labels['questions']} verified**, {labels['doubted']} doubted ({reasons}; a question can "
+            f"have several reasons). The same check doubts {check['share_doubted']:.1%} of the answerable questions asked of "
+            "their own memory. Every named rate is reported on both sets: *named* (raw) and *verified*.")
+
+
+def _hand_labelled_text(result: dict) -> str:
+    """The hand-labelled named questions (tests/data/named_off_topic.json, LoCoMo part) as asked in the shipped pass."""
+    h = result.get("hand_labelled_named")
+    if not h or not h["cases"]:
+        return ""
+    missed = [a["query"] + f" ({a['who']})" for a in h["answers"] if not a["empty"] and not a["problems"]]
+    return (f"**Hand-labelled named questions** (`tests/data/named_off_topic.json`, absence checked by reading and by words): "
+            f"{sum(a['empty'] for a in h['answers'] if not a['problems'])} of {h['checked']} come back empty "
+            f"(correct-empty {h['correct_empty']:.3f})" + (f"; let through: {'; '.join(missed)}" if missed else "") + ".")
 
 
 def locomo_markdown(result: dict, figures: list[str]) -> str:
@@ -122,7 +159,7 @@ def locomo_markdown(result: dict, figures: list[str]) -> str:
         "reinforced an earlier record, which is then credited with them).",
         f"- Questions: {d['answerable_questions']} answerable (categories 1–4 with evidence), {d['off_topic_questions']} off-topic "
         f"(another conversation's questions) and {d['named_off_topic_questions']} named off-topic (the same, rewritten to name this "
-        "conversation's speakers; a few may be answerable by chance), asked with limit 10 by an agent with a read grant.",
+        "conversation's speakers), asked with limit 10 by an agent with a read grant. " + _labels_text(d),
         f"- Halves: A = {half_a}; B = {half_b}. Constants are chosen on one half and reported on the other.",
         f"- Shipped retrieval defaults: RRF k {s['rrf_k']:g}, cosine floor {s['cosine_floor']:g} "
         f"({s['cosine_floor_unknown_name']:g} for a query naming only unknown names), lexical floor {s['lexical_floor']:g}, entity "
@@ -139,6 +176,18 @@ def locomo_markdown(result: dict, figures: list[str]) -> str:
         f"{shipped['correct_empty_named']:.3f}, false-empty **{shipped['false_empty']:.3f}**; search p50 "
         f"{shipped['latency_ms']['total']['p50']:.1f} ms (questions pre-embedded). Targets: recall@10 ≥ 0.62 and ≥ the best single "
         "generator in every category, correct-empty ≥ 0.90, false-empty ≤ 0.03.",
+        "",
+        _hand_labelled_text(result),
+        "",
+        "Shipped pass per half (the shipped constants are the pick trained on half A, so half B's row is held out), and the "
+        "same pass with the short-list rule off (`short_list_names_need_rest`, a rule without constants, not replayable "
+        "from the open pass):",
+        "",
+        rep.table(["pass", "half", "recall@10", "false-empty", "correct-empty off-topic", "correct-empty named", "named verified"],
+                  [[label, f"half {'AB'[int(k[-1])]}", h["recall@10"], h["false_empty"], h["correct_empty"], h["correct_empty_named"],
+                    h["correct_empty_named_verified"]]
+                   for label, name in (("shipped", "shipped"), ("without the short-list rule", "no_short_list_rule"))
+                   if name in result["passes"] for k, h in result["passes"][name].get("per_half", {}).items()]),
         "",
         "**Per category** (shipped pass):",
         "",

@@ -2,8 +2,11 @@
 first with ``python -m benchmarks.search_bench --sizes 50000``): the benchmark's query mix, each
 query searched under every variant in rotating order, query-vector cache off. Variants:
 
-- ``shipped``: the defaults (the name-stripped list in the fusion and the known-name model);
-- ``rule``: the previous defaults (no name-stripped list; the two-floor known-name rule);
+- ``shipped``: the defaults (the name-stripped list in the fusion, the known-name model with the
+  word-level signals, and the short-list rule);
+- ``previous``: the defaults before the word-level signals and the short-list rule (issue 13, first
+  known-name model: six signals, floor 0.105);
+- ``rule``: the defaults before that (no name-stripped list; the two-floor known-name rule);
 - ``none``: neither (no name-stripped embedding at all).
 
 Prints p50s, how many searches made the name-stripped embedding, and any search emptied by the
@@ -28,10 +31,13 @@ def variants() -> dict:
     """The settings of each variant (query-vector cache off, so every search embeds)."""
     return {
         "shipped": load_settings(retrieval={"query_cache_size": 0}),
+        "previous": load_settings(retrieval={"query_cache_size": 0, "short_list_names_need_rest": False, "name_model_floor": 0.105,
+                                             "name_model_weights": [-9.469371, 0.0, 0.007234, 7.767924, 7.111005, 0.00733, 1.309444]}),
         "rule": load_settings(retrieval={"query_cache_size": 0, "rest_list_in_fusion": False, "name_model_floor": -1.0,
+                                         "short_list_names_need_rest": False,
                                          "name_rest_cosine": 0.26, "name_rest_lexical": 1.0}),
         "none": load_settings(retrieval={"query_cache_size": 0, "rest_list_in_fusion": False, "name_model_floor": -1.0,
-                                         "name_rest_cosine": -1.0}),
+                                         "name_rest_cosine": -1.0, "short_list_names_need_rest": False}),
     }
 
 

@@ -113,7 +113,7 @@ def probe(path: str, mode: str, searches: int) -> dict:
         t0 = time.perf_counter()
         response = service.search(agent_id="bench", user_id="u0", query=query)
         wall.append((time.perf_counter() - t0) * 1000.0)
-        for name, ms in response.trace.timings().items():
+        for name, ms in response.trace.work_timings().items():
             if name in stages:
                 stages[name].append(ms)
         how = (response.explanation.dense_index or {}).get("method", "exact")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -149,18 +149,29 @@ class RetrievalSettings(_Section):
         "lexical score on the query's words other than the names at least this.",
     )
     name_model_floor: float = Field(
-        0.105, ge=-1.0, le=1.0,
+        0.1075, ge=-1.0, le=1.0,
         description="Empty-result gate, for a query that names a known entity with a full entity list: the result set passes "
         "only if the known-name model (a logistic model over the name-stripped cosine, the other-words lexical score, their "
-        "best joint value and the best cosine and lexical score; retrieve/gate_model.py) gives at least this probability. "
+        "best joint value, the best cosine and lexical score, whether every name is held, and the stem coverage of the "
+        "other words; retrieve/gate_model.py) gives at least this probability. "
         "-1 turns the model off (name_rest_cosine and name_rest_lexical then decide). Calibrated with name_model_weights.",
     )
     name_model_weights: list[float] = Field(
-        # fitted on LoCoMo half A (conv-26, -41, -43, -47, -49), run of 30 November 2026 (docs/calibration.md)
-        default_factory=lambda: [-9.469371, 0.0, 0.007234, 7.767924, 7.111005, 0.00733, 1.309444], min_length=7, max_length=7,
+        # fitted on LoCoMo half A (conv-26, -41, -43, -47, -49) with the word-level signals, 1 December 2026 (docs/calibration.md)
+        default_factory=lambda: [-9.608917, 0.0, 0.0, 4.018722, 6.714299, 0.0, 0.901241, 0.454487, 2.456112, 1.464739],
+        min_length=7, max_length=10,
         description="The known-name model's bias and weights (rest cosine, rest lexical, rest joint, cosine, lexical, every "
-        "name held), fitted "
+        "name held, then rest coverage by stem, its joint with the rest cosine, and the share of the rest's words held; "
+        "a list of 7 leaves the last three out), fitted "
         "by `agent-memory calibrate` on one half of LoCoMo (docs/calibration.md); refit after changing the embedder.",
+    )
+    short_list_names_need_rest: bool = Field(
+        True,
+        description="Empty-result gate, for a query that spells the name of a known entity linking few readable records (fewer "
+        "than candidates_per_generator): the result set passes only if the rest of the question finds support too (a "
+        "candidate's cosine to the query without the names, or that cosine plus half its stem coverage of the other words, at "
+        "least cosine_floor; or its lexical score on the other words at least entity_support_lexical). False: such a name "
+        "counts as evidence by itself, as before (docs/retrieval.md).",
     )
     rest_list_in_fusion: bool = Field(
         True,
@@ -247,6 +258,12 @@ class RetrievalSettings(_Section):
         description="Query vectors kept in memory (least recently used dropped first) so a repeated query is not "
         "embedded again; keyed by the embedder's model and version. 0 disables the cache.",
     )
+    overlap_query_embedding: bool = Field(
+        True,
+        description="Embed the query on a worker thread while the lexical and entity generators run, and let the "
+        "dense generator wait for the vector (the design's benchmark-gated generator concurrency; docs/retrieval.md). "
+        "Results are the same either way; off embeds first, on the searching thread.",
+    )
     ann_min_records: int = Field(
         200_000, ge=1,
         description="The dense generator switches from exact search to the approximate (faiss IVF) index once the "
@@ -267,6 +284,14 @@ class RetrievalSettings(_Section):
         "applies the changes since, instead of training it again (about a minute at 1M rows). The file is keyed by the "
         "embedder's model and version and the store's change feed, checksummed, and removed when a record is forgotten.",
     )
+
+    @field_validator("name_model_weights")
+    @classmethod
+    def _model_shape(cls, value: list[float]) -> list[float]:
+        # a bias and nine weights, or a bias and the first six (a setting from before the word-level signals)
+        if len(value) not in (7, 10):
+            raise ValueError("name_model_weights takes a bias and 9 weights (or a bias and the first 6)")
+        return value
 
 
 class ExtractionSettings(_Section):

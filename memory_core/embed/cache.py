@@ -25,16 +25,24 @@ class QueryVectorCache:
     def __len__(self) -> int:
         return len(self._items)
 
+    def cached(self, embedder, text: str) -> np.ndarray | None:
+        """The cached vector of ``text`` under ``embedder``, or None (nothing is embedded)."""
+        if not self.max_entries:
+            return None
+        key = (embedder.model_name, embedder.model_version, text)
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+                self.hits += 1
+            return found
+
     def vector(self, embedder, text: str) -> tuple[np.ndarray, bool]:
         """The vector of ``text`` under ``embedder`` and whether it came from the cache."""
         key = (embedder.model_name, embedder.model_version, text)
-        if self.max_entries:
-            with self._lock:
-                found = self._items.get(key)
-                if found is not None:
-                    self._items.move_to_end(key)
-                    self.hits += 1
-                    return found, True
+        found = self.cached(embedder, text)
+        if found is not None:
+            return found, True
         vector = np.array(embedder.embed([text])[0], dtype=np.float32)
         vector.flags.writeable = False
         with self._lock:

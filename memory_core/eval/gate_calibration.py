@@ -74,6 +74,10 @@ class GateFeatures:
     rest_lexical: float | None = None  # best lexical score on the words other than the names (known_name only)
     rest_both: float | None = None  # best rest cosine + 0.5 x lexical score of one candidate (known_name only)
     unheld_name: bool = False  # the query also spells a name no readable record holds (known_name only)
+    doubted: bool = False  # named only: the label check doubts the memory lacks an answer (named_labels)
+    rest_cover: float | None = None  # best stem coverage of the rest's key terms by one candidate (known_name only)
+    rest_cover_joint: float | None = None  # best rest cosine + 0.5 x that coverage of one candidate (known_name only)
+    rest_held: float | None = None  # share of the rest's key terms some readable record holds (known_name only)
 
     @property
     def kind(self) -> str:
@@ -120,9 +124,11 @@ def outcome(features: list[GateFeatures], floors: dict) -> dict:
     for kind in ("off_topic", "named"):
         values = kinds.get(kind, [])
         out[f"correct_empty_{kind}"] = 1 - sum(values) / len(values) if values else float("nan")
+    verified = [passes(f, floors) for f in features if f.kind == "named" and not f.doubted]
+    out["correct_empty_named_verified"] = 1 - sum(verified) / len(verified) if verified else float("nan")
     present = [out[f"correct_empty_{k}"] for k in ("off_topic", "named") if kinds.get(k)]
     out["correct_empty"] = sum(present) / len(present) if present else float("nan")
-    out["questions"] = {kind: len(v) for kind, v in kinds.items()}
+    out["questions"] = {kind: len(v) for kind, v in kinds.items()} | {"named_verified": len(verified)}
     return out
 
 
@@ -282,9 +288,11 @@ def calibrate(features: list[GateFeatures], folds: list[set[str]], *, guards: li
 
 
 def features_from_gate(qid: str, answerable: bool, outputs: dict, source: str) -> GateFeatures:
-    """A labelled sample from a gate stage's logged outputs."""
+    """A labelled sample from a gate stage's logged outputs (names judged by the short-list rule are not
+    the known-name model's: that rule has no constant to calibrate)."""
     return GateFeatures(qid, answerable, outputs.get("best_cosine"), outputs.get("best_lexical"),
                         outputs.get("best_entity_cosine"), outputs.get("best_entity_rest_lexical"), source,
-                        bool(outputs.get("unknown_names")), bool(outputs.get("known_names")),
+                        bool(outputs.get("unknown_names")), bool(outputs.get("known_names")) and not outputs.get("known_names_short"),
                         outputs.get("best_rest_cosine"), outputs.get("best_rest_lexical"), outputs.get("best_rest_both"),
-                        bool(outputs.get("unheld_names")))
+                        bool(outputs.get("unheld_names")), rest_cover=outputs.get("best_rest_cover"),
+                        rest_cover_joint=outputs.get("best_rest_cover_joint"), rest_held=outputs.get("rest_held"))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -52,6 +52,7 @@ class Question:
     evidence: tuple[str, ...]
     answer: str | None
     variant: str = ""  # "named": an off-topic question rewritten to name the asked store's speakers
+    doubts: tuple[str, ...] = ()  # named only: why the asked memory might answer it after all (named_labels)
 
     @property
     def qid(self) -> str:
@@ -182,13 +183,17 @@ def named_off_topic(conversations: list[Conversation], index: int) -> list[Quest
     names a known person, but asks about another life, so the right answer is (almost always)
     nothing. Only questions in which exactly one speaker was named are kept (a question about both
     speakers, "what do X and Y have in common?", is too often answerable by any pair); ``qid``
-    carries a ``~named`` suffix.
+    carries a ``~named`` suffix. Each question's ``doubts`` say why its label might be wrong
+    (:mod:`.named_labels`, which reads the dataset only); the *verified* set is those without any.
     """
+    from . import named_labels
+
     own = conversations[index]
     partner = off_topic_partner(conversations, index)
     swaps: list[list[tuple[re.Pattern, str]]] = []
     for theirs, ours in zip(partner.speakers, own.speakers):
         swaps.append([(re.compile(rf"\b{re.escape(a)}\b"), b) for a, b in ((theirs, ours), (theirs.split()[0], ours.split()[0]))])
+    windows, names = named_labels.turn_windows(own), named_labels.speaker_names(own, partner)
     out = []
     for q in partner.answerable():
         text, named = q.text, 0
@@ -198,5 +203,6 @@ def named_off_topic(conversations: list[Conversation], index: int) -> list[Quest
                 text = pattern.sub(name, text)
             named += text != before
         if named == 1:
-            out.append(Question(q.conversation, q.index, text, q.category, q.evidence, q.answer, variant="named"))
+            named_q = Question(q.conversation, q.index, text, q.category, q.evidence, q.answer, variant="named")
+            out.append(replace(named_q, doubts=named_labels.doubts(named_q, windows, names)))
     return out

@@ -121,7 +121,7 @@ def ask_all(store: LocomoStore, conversations: list[Conversation], *, settings=N
             obs = search(q.text)
             if obs is not None:
                 named.append((q, obs))
-                features.append(gate_features(f"{user}<-{q.qid}", False, obs))
+                features.append(gate_features(f"{user}<-{q.qid}", False, obs, doubted=bool(q.doubts)))
         if progress:
             progress(f"  [{label}] {conv.sample_id}: {len(conv.answerable())} answerable"
                      + (f", {len(partner.answerable())} off-topic from {partner.sample_id}" if partner else ""))

@@ -25,7 +25,8 @@ L2 = 1.0  # on standardised features: enough to keep the correlated weights stab
 
 def model_values(f: GateFeatures) -> tuple[float | None, ...]:
     """A logged query's features, in ``gate_model.FEATURES`` order."""
-    return (f.rest_cosine, f.rest_lexical, f.rest_both, f.cosine, f.lexical, 0.0 if f.unheld_name else 1.0)
+    return (f.rest_cosine, f.rest_lexical, f.rest_both, f.cosine, f.lexical, 0.0 if f.unheld_name else 1.0,
+            f.rest_cover, f.rest_cover_joint, f.rest_held)
 
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = L2, steps: int = 50) -> list[float]:

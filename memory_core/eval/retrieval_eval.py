@@ -62,6 +62,10 @@ class SearchObservation:
     best_rest_lexical: float | None = None
     best_rest_both: float | None = None
     unheld_names: list[str] = field(default_factory=list)
+    user_id: str = ""  # whose memory was searched
+    best_rest_cover: float | None = None
+    best_rest_cover_joint: float | None = None
+    rest_held: float | None = None
 
     @property
     def empty(self) -> bool:
@@ -101,7 +105,8 @@ class SearchObservation:
                    gate.get("best_entity_cosine"), gate.get("best_entity_rest_lexical"), list(gate.get("candidates") or []),
                    list(gate.get("unknown_names") or []), list(gate.get("known_names") or []),
                    gate.get("best_rest_cosine"), gate.get("best_rest_lexical"), gate.get("best_rest_both"),
-                   list(gate.get("unheld_names") or []))
+                   list(gate.get("unheld_names") or []), "", gate.get("best_rest_cover"), gate.get("best_rest_cover_joint"),
+                   gate.get("rest_held"))
 
 
 def observe(service, search_id: str) -> SearchObservation:
@@ -112,7 +117,9 @@ def observe(service, search_id: str) -> SearchObservation:
     from ..retrieve.search_log import decode_request
 
     rrf_k = (decode_request(service.store, row["request"]).get("settings") or {}).get("rrf_k", 60.0)
-    return SearchObservation.from_log(SearchLogEntry.from_row(row), rrf_k)
+    obs = SearchObservation.from_log(SearchLogEntry.from_row(row), rrf_k)
+    obs.user_id = row["user_id"]
+    return obs
 
 
 @dataclass
@@ -148,12 +155,14 @@ def aggregate(outcomes: list[QuestionOutcome]) -> dict:
     return table
 
 
-def gate_features(question_id: str, answerable: bool, observation: SearchObservation) -> GateFeatures:
-    """The calibration input for one labelled query."""
+def gate_features(question_id: str, answerable: bool, observation: SearchObservation, doubted: bool = False) -> GateFeatures:
+    """The calibration input for one labelled query (``doubted``: a named off-topic question whose
+    label the dataset check doubts, :mod:`.named_labels`)."""
     return GateFeatures(question_id, answerable, observation.best_cosine, observation.best_lexical,
                         observation.best_entity_cosine, observation.best_entity_rest_lexical, "locomo", bool(observation.unknown_names),
                         bool(observation.known_names), observation.best_rest_cosine, observation.best_rest_lexical,
-                        observation.best_rest_both, bool(observation.unheld_names))
+                        observation.best_rest_both, bool(observation.unheld_names), doubted, observation.best_rest_cover,
+                        observation.best_rest_cover_joint, observation.rest_held)
 
 
 def off_topic_summary(observations: list[SearchObservation]) -> dict:

@@ -34,7 +34,7 @@ def scores_figure(response):
 
 def latency_figure(response):
     """Milliseconds per pipeline stage of a search (a ``SearchResponse`` or its ``SearchTrace``)."""
-    return charts.stage_latency_figure(_trace(response).timings())
+    return charts.stage_latency_figure(_trace(response).work_timings())
 
 
 def composition_figure(service):

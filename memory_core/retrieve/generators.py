@@ -186,10 +186,21 @@ class QueryEmbeddingStage:
 
     def run(self, ctx: SearchContext) -> SearchContext:
         embedder = ctx.deps.embedder
-        ctx.query_vec, cached = ctx.deps.query_vector(ctx.query, ctx.settings)
         ctx.io(inputs={"query": ctx.query}, outputs={
-            "model": embedder.model_name, "version": embedder.model_version, "dim": int(ctx.query_vec.shape[0]),
-            "runtime": embedder_runtime(embedder), "cache": "hit" if cached else "miss"})
+            "model": embedder.model_name, "version": embedder.model_version, "dim": int(embedder.dim),
+            "runtime": embedder_runtime(embedder)})
+        vector = ctx.deps.cached_query_vector(ctx.query, ctx.settings)
+        if vector is not None:
+            ctx.query_vec = vector
+            ctx.io(outputs={"cache": "hit"})
+        elif ctx.settings.overlap_query_embedding:
+            # Lexical and entity search need no vector: they run while a worker thread embeds,
+            # and the dense stage waits for the vector (SearchContext.wait_query_vector).
+            ctx.pending_query_vec = ctx.deps.query_vector_in_background(ctx.query, ctx.settings)
+            ctx.io(outputs={"cache": "miss", "mode": "overlapped with the lexical and entity stages"})
+        else:
+            ctx.query_vec, cached = ctx.deps.query_vector(ctx.query, ctx.settings)
+            ctx.io(outputs={"cache": "hit" if cached else "miss", "mode": "in line"})
         return ctx
 
 
@@ -199,6 +210,7 @@ class DenseStage:
     def run(self, ctx: SearchContext) -> SearchContext:
         k = ctx.settings.candidates_per_generator
         allowed = int(ctx.mask.sum()) if ctx.mask is not None else 0
+        ctx.wait_query_vector()  # also when nothing is allowed: later stages may compare with it
         ctx.io(inputs={"k": k, "indexed_rows_allowed": allowed})
         if allowed == 0:
             _merge(ctx, "dense", [])

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import gate_model
+from ..policy.rules import normalise_alias
+from .rest_cover import rest_cover
 from .fts_query import STOP_WORDS, query_terms
 from .generators import COSINE_DIGITS
 from .lexical import partial_score, unheld_names
@@ -110,12 +112,27 @@ def rest_list(ctx: SearchContext) -> list[int]:
     return order
 
 
-def name_rest(ctx: SearchContext, names: list[str], in_query: set[str], floors: GateFloors, every_signal: bool) -> NameRest:
+def short_list_names(ctx: SearchContext) -> list[str]:
+    """Known names the query spells whose entity list is short (fewer than ``candidates_per_generator``
+    readable records), when the short-list rule is on: such a name still needs the rest of the
+    question supported (scoring.short_list_check). A name the caller also gave as an entity hint is
+    left out: the caller said the search is about that entity, so what is linked to it is on topic."""
+    if not ctx.settings.short_list_names_need_rest or len(ctx.generated.get("entity", [])) >= ctx.settings.candidates_per_generator:
+        return []
+    hinted = {normalise_alias(h) for h in ctx.request.entity_hints}
+    return [name for name in known_names_in_query(ctx.query, ctx.entities)
+            if not hinted & {normalise_alias(key) for e in ctx.entities if e["name"] == name
+                             for key in (e.get("matched") or "", e["name"], e.get("id") or "")}]
+
+
+def name_rest(ctx: SearchContext, names: list[str], in_query: set[str], floors: GateFloors, every_signal: bool,
+              short: bool = False) -> NameRest:
     """For a query naming known entities: the best support the rest of the question finds among
     the candidates. The lexical score on the other words is free; the name-stripped cosines come
     from the fusion's fourth list when it ran, else from one more embedding. Under the two-floor
     rule they are computed only when the lexical support does not already settle it; the
-    known-name model and ``every_signal`` (calibration passes) need every signal."""
+    known-name model, the short-list rule (``short``) and ``every_signal`` (calibration passes)
+    need every signal."""
     lexical = None
     if ctx.lexical is not None:
         scores = [partial_score(ctx.lexical, c.lexical_terms, in_query) for c in ctx.ranking if c.lexical_terms]
@@ -124,35 +141,49 @@ def name_rest(ctx: SearchContext, names: list[str], in_query: set[str], floors: 
     full_cos = max((c.cosine for c in ctx.ranking if c.cosine is not None), default=None)
     full_lex = max((c.lexical for c in ctx.ranking if c.lexical is not None), default=None)
     unheld = tuple(unheld_names(ctx.query, ctx.lexical))
-    model = floors.name_model_floor > -1.0
+    model = floors.name_model_floor > -1.0 or short
     if not (every_signal or model) and lexical is not None and lexical >= floors.name_rest_lexical:
         return NameRest(tuple(names), None, lexical, full_cosine=full_cos, full_lexical=full_lex, unheld=unheld)
     joint = linked_to_all(ctx, names)
     if joint is not None and not every_signal:
-        return NameRest(tuple(names), None, lexical, joint=joint, full_cosine=full_cos, full_lexical=full_lex, unheld=unheld)
+        return NameRest(tuple(names), None, lexical, joint=joint, full_cosine=full_cos, full_lexical=full_lex, unheld=unheld,
+                        short=short)
+    if short and lexical is not None and lexical >= floors.entity_support_lexical and not every_signal:
+        return NameRest(tuple(names), None, lexical, full_cosine=full_cos, full_lexical=full_lex, unheld=unheld, short=True)
     rest = rest_query(ctx, names, [c.seq for c in ctx.ranking])
     cosines = [(rest.cosines[c.seq], c.lexical) for c in ctx.ranking if c.seq in rest.cosines]
     cosine = max((v for v, _ in cosines), default=None)
     both = max((gate_model.rest_both(v, lex) for v, lex in cosines), default=None)
+    words = rest_cover(ctx, in_query, ctx.ranking, rest.cosines) if model or every_signal else None
+    ctx.rest_cover = words
     return NameRest(tuple(names), cosine, lexical, bare=rest.text is None, joint=joint,
-                    both=None if both is None else round(both, 6), full_cosine=full_cos, full_lexical=full_lex, unheld=unheld)
+                    both=None if both is None else round(both, 6), full_cosine=full_cos, full_lexical=full_lex, unheld=unheld,
+                    cover=words.cover if words else None, cover_joint=words.joint if words else None,
+                    held=words.held if words else None, short=short)
 
 
 def probe_rest_supported(ctx: SearchContext, cands: list, floors: GateFloors) -> bool:
     """For the lifecycle probe: when the known-name check judged the question, would these older
     records (superseded or expired) have passed it too? True when the check did not judge it."""
     names = ctx.gate_summary.get("known_names") or []
-    if not names or not floors.name_rule_on:
+    short = bool(ctx.gate_summary.get("known_names_short"))
+    if not names and not full_entity_names(ctx):  # the gate refused before judging names: a short list still needs the rest
+        names, short = short_list_names(ctx), True
+    if not names or not (floors.name_rule_on or short):
         return True
     rest = rest_query(ctx, names, [c.seq for c in cands])
     in_query = {t for e in ctx.entities for key in (e.get("matched") or "", e["name"]) for t in query_terms(key, 64)}
     lexicals = [partial_score(ctx.lexical, c.lexical_terms, in_query) for c in cands if c.lexical_terms and ctx.lexical is not None]
     pairs = [(rest.cosines[c.seq], c.lexical) for c in cands if c.seq in rest.cosines]
+    words = rest_cover(ctx, in_query, cands, rest.cosines) if floors.name_model_floor > -1.0 or short else None
     support = NameRest(tuple(names), max((v for v, _ in pairs), default=None), max((v for v in lexicals if v is not None), default=None),
+                       bare=rest.text is None,
                        both=max((gate_model.rest_both(v, lex) for v, lex in pairs), default=None),
                        full_cosine=max((c.cosine for c in cands if c.cosine is not None), default=None),
                        full_lexical=max((c.lexical for c in cands if c.lexical is not None), default=None),
-                       unheld=tuple(ctx.gate_summary.get("unheld_names") or ()))
+                       unheld=tuple(ctx.gate_summary.get("unheld_names") or ()),
+                       cover=words.cover if words else None, cover_joint=words.joint if words else None,
+                       held=words.held if words else None, short=short)
     return name_rest_check(support, floors)[0]
 
 

@@ -11,6 +11,7 @@ answer is known), the remaining stages are recorded as skipped, except those mar
 from __future__ import annotations
 
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime
 from operator import attrgetter
@@ -60,6 +61,14 @@ class SearchServices(Protocol):
         """The query's vector and whether the bounded query-vector cache supplied it."""
         ...
 
+    def cached_query_vector(self, text: str, settings: RetrievalSettings) -> np.ndarray | None:
+        """The query's vector if the bounded cache holds it, else None (never embeds)."""
+        ...
+
+    def query_vector_in_background(self, text: str, settings: RetrievalSettings) -> Future:
+        """Start embedding ``text`` on a worker thread; the future gives ``(vector, milliseconds)``."""
+        ...
+
 
 class Stage(Protocol):
     name: str
@@ -87,10 +96,12 @@ class SearchContext:
     filter: Any = None  # HardFilter
     mask: np.ndarray | None = None
     query_vec: np.ndarray | None = None
+    pending_query_vec: Future | None = None  # the query vector being made on a worker thread (see wait_query_vector)
     entities: list[dict[str, str]] = field(default_factory=list)
     lexical: Any = None  # the lexical generator's LexicalResult (term statistics), if it ran
     unknown_names: list[str] = field(default_factory=list)  # capitalised query words no readable record holds
     rest_query: Any = None  # name_strip.RestQuery: the question without its known names, once computed
+    rest_cover: Any = None  # rest_cover.RestCover: word-level support for the rest of such a question, once computed
     lexical_doclists: dict[str, Any] = field(default_factory=dict)  # term -> FTS5 doclist, reused by the lifecycle probe
     pool: dict[int, Candidate] = field(default_factory=dict)
     generated: dict[str, list[int]] = field(default_factory=dict)
@@ -143,6 +154,32 @@ class SearchContext:
         """The answer is empty: remember why; later stages are skipped unless they always run."""
         self.empty_reason = empty_reason
         self.halted = True
+
+    def wait_query_vector(self) -> np.ndarray | None:
+        """The query vector, waiting for the worker thread if it is still being made there.
+
+        Called by the first stage that needs the vector (dense); the embedding's own time and how
+        long this stage waited for it are written to the query_embedding stage's trace.
+        """
+        pending, self.pending_query_vec = self.pending_query_vec, None
+        if pending is None:
+            return self.query_vec
+        embedding = next((t for t in self.stages if t.name == "query_embedding"), None)
+        began = time.perf_counter()
+        try:
+            self.query_vec, embed_ms = pending.result()
+        except BaseException as exc:  # the failure belongs to the embedding: say so in its trace
+            if embedding is not None:
+                embedding.status = "failed"
+                embedding.notes.append(f"the query embedding failed on its worker thread: {type(exc).__name__}: {exc}")
+            raise
+        if embedding is not None:
+            waited, where = round((time.perf_counter() - began) * 1000.0, 3), self._current.name if self._current else None
+            embedding.outputs.update({"embedding_ms": round(embed_ms, 3), "waited_ms": waited, "waited_in": where})
+            # (no times in the note: notes are compared across stores, times are in the outputs)
+            embedding.notes.append(f"embedded on a worker thread while the lexical and entity stages ran; "
+                                   f"{where or 'the next stage'} then waited for the vector (embedding_ms, waited_ms)")
+        return self.query_vec
 
     def elapsed_ms(self) -> float:
         return round((time.perf_counter() - self.started) * 1000.0, 3)

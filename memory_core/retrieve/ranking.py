@@ -14,7 +14,7 @@ from .fts_query import query_terms
 from . import gate_model
 from .generators import COSINE_DIGITS, dense_candidates, entity_candidates, lexical_candidates
 from .lexical import partial_score, readable_lookup, unknown_names
-from .name_strip import full_entity_names, name_rest, probe_rest_supported, rest_list
+from .name_strip import full_entity_names, name_rest, probe_rest_supported, rest_list, short_list_names
 from .search_types import Candidate
 from .pipeline import SearchContext
 from .scoring import (
@@ -203,14 +203,21 @@ class GateStage:
         if names and (every_signal or (first is not None and floors.name_rule_on)):
             rest = name_rest(ctx, names, in_query, floors, every_signal)
             first, reason = gate_set(evidence, floors, rest)
+        elif first is not None and not every_signal and (short := short_list_names(ctx)):
+            # a name linking few records is no evidence by itself either (scoring.short_list_check)
+            names, rest = short, name_rest(ctx, short, in_query, floors, False, short=True)
+            first, reason = gate_set(evidence, floors, rest)
         judged = rest is not None and not rest.bare and not rest.joint
         summary["known_names"] = names if judged else []  # the names the rule judged
+        summary["known_names_short"] = bool(judged and rest.short)
         summary["names_linked_together_by"] = rest.joint if rest else None
         summary["best_rest_cosine"] = rest.cosine if rest else None
         summary["best_rest_lexical"] = rest.lexical if rest else None
         summary["best_rest_both"] = rest.both if rest else None
         summary["unheld_names"] = list(rest.unheld) if rest else []
-        if judged and floors.name_model_floor > -1.0:
+        summary["best_rest_cover"], summary["best_rest_cover_joint"], summary["rest_held"] = (
+            (rest.cover, rest.cover_joint, rest.held) if rest else (None, None, None))
+        if judged and floors.name_model_floor > -1.0 and not rest.short:
             summary["name_model"] = {"probability": round(gate_model.probability(floors.name_model_weights, rest.model_values()), 6),
                                      "floor": floors.name_model_floor, "features": dict(zip(gate_model.FEATURES, rest.model_values()))}
         summary["passed"] = first is not None
@@ -226,13 +233,16 @@ class GateStage:
                 cand.gate = f"{summary['decision']}; {own}"
         ctx.gate_summary = summary
         rest_cosines = ctx.rest_query.cosines if ctx.rest_query else {}
+        covers = ctx.rest_cover.per_candidate if ctx.rest_cover else {}
         ctx.io(outputs={"decision": summary["decision"], "candidates": [
             {"id": c.record_id, "cosine": _r(c.cosine), "lexical": _r(c.lexical), "entity": bool(ev.entities),
-             "rest_lexical": _r(ev.rest_lexical), "rest_cosine": _r(rest_cosines.get(c.seq)), "strong": passed}
+             "rest_lexical": _r(ev.rest_lexical), "rest_cosine": _r(rest_cosines.get(c.seq)), "rest_cover": covers.get(c.seq),
+             "strong": passed}
             for c, ev, (passed, _) in zip(ctx.ranking, evidence, verdicts)],
             **{k: summary[k] for k in ("passed", "unknown_names", "best_cosine", "best_lexical", "entity_matches", "best_entity_cosine",
                                        "best_entity_rest_lexical", "strong", "known_names", "best_rest_cosine", "best_rest_lexical",
-                                       "best_rest_both", "unheld_names", "names_linked_together_by")},
+                                       "best_rest_both", "unheld_names", "names_linked_together_by", "known_names_short", "best_rest_cover",
+                                       "best_rest_cover_joint", "rest_held")},
             **({"name_model": summary["name_model"]} if "name_model" in summary else {})})
         if first is None and not ctx.floors_deferred:
             for cand in list(ctx.ranking):

@@ -8,9 +8,12 @@ each call. It is what the stages see as ``ctx.deps`` (:class:`~.pipeline.SearchS
 
 from __future__ import annotations
 
+import os
 import re
 import threading
+import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
 
@@ -41,13 +44,16 @@ from .search_types import SEARCH_ORIGINS, SearchRequest, SearchResponse, SearchR
 
 _DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 MAX_HINTS = 20
+# Worker threads for query embeddings made alongside the lexical and entity generators: a few, so
+# concurrent searches from several threads do not queue behind one another's embeddings.
+EMBED_WORKERS = 4
 
 
 def default_stages() -> list[Stage]:
     """The stages in the design's order: the map of the search pipeline."""
     return [
-        RewriteStage(), ScopeStage(), HardFilterStage(), QueryEmbeddingStage(), DenseStage(), LexicalStage(),
-        EntityStage(), FusionStage(), FreshnessStage(), GateStage(), CollapseStage(), RerankStage(), BudgetStage(),
+        RewriteStage(), ScopeStage(), HardFilterStage(), QueryEmbeddingStage(), LexicalStage(), EntityStage(),
+        DenseStage(), FusionStage(), FreshnessStage(), GateStage(), CollapseStage(), RerankStage(), BudgetStage(),
         ExplainStage(), LogStage(),
     ]
 
@@ -80,6 +86,9 @@ class Retriever:
         self._term_counts_key: tuple | None = None
         self._term_counts: dict[str, int] = {}
         self.query_vectors = QueryVectorCache(settings().query_cache_size)
+        self._workers: ThreadPoolExecutor | None = None
+        self._workers_pid = 0
+        self._workers_lock = threading.Lock()
 
     # -- dependencies used by stages ------------------------------------------------------------
 
@@ -109,6 +118,39 @@ class Retriever:
         if settings.query_cache_size == 0 or self.query_vectors.max_entries == 0:
             return np.asarray(self.embedder.embed([text])[0], dtype=np.float32), False
         return self.query_vectors.vector(self.embedder, text)
+
+    def cached_query_vector(self, text: str, settings: RetrievalSettings) -> np.ndarray | None:
+        """The query's vector if the bounded cache holds it (and is in use), else None."""
+        if settings.query_cache_size == 0:
+            return None
+        return self.query_vectors.cached(self.embedder, text)
+
+    def query_vector_in_background(self, text: str, settings: RetrievalSettings) -> Future:
+        """Embed ``text`` on a worker thread (the embedders' runtimes release the GIL while they
+        compute); the future's result is ``(vector, milliseconds the embedding took)``."""
+
+        def embed() -> tuple[np.ndarray, float]:
+            began = time.perf_counter()
+            vector, _ = self.query_vector(text, settings)
+            return vector, (time.perf_counter() - began) * 1000.0
+
+        return self._embed_workers().submit(embed)
+
+    def _embed_workers(self) -> ThreadPoolExecutor:
+        # Made again in a forked child: the parent's worker threads do not exist there, and an
+        # executor that believes it has idle workers would never run the task.
+        with self._workers_lock:
+            if self._workers is None or self._workers_pid != os.getpid():
+                self._workers = ThreadPoolExecutor(max_workers=EMBED_WORKERS, thread_name_prefix="memory-query-embed")
+                self._workers_pid = os.getpid()
+            return self._workers
+
+    def close(self) -> None:
+        """Stop the query-embedding worker threads (a later search starts them again)."""
+        with self._workers_lock:
+            workers, self._workers = self._workers, None
+        if workers is not None and self._workers_pid == os.getpid():
+            workers.shutdown(wait=True)
 
     def set_reranker(self, scorer) -> None:
         """Use ``scorer`` (anything with ``score(query, passages) -> list[float]``) as the reranker."""

@@ -86,12 +86,13 @@ class GateFloors:
     name_rest_lexical: float = math.inf
     name_model_floor: float = -1.0  # -1: the known-name rule uses the two floors above instead of the model
     name_model_weights: tuple[float, ...] = ()  # bias, then one weight per gate_model.FEATURES
+    short_list_names: bool = False  # a name linking few records needs support for the rest of the question too
 
     @classmethod
     def of(cls, settings) -> "GateFloors":
         return cls(settings.cosine_floor, settings.lexical_floor, settings.entity_support_cosine, settings.entity_support_lexical,
                    settings.cosine_floor_unknown_name, settings.name_rest_cosine, settings.name_rest_lexical,
-                   settings.name_model_floor, tuple(settings.name_model_weights))
+                   settings.name_model_floor, tuple(settings.name_model_weights), settings.short_list_names_need_rest)
 
     @property
     def name_rule_on(self) -> bool:
@@ -114,10 +115,15 @@ class NameRest:
     full_cosine: float | None = None  # best cosine of the set to the whole query
     full_lexical: float | None = None  # best lexical score of the set
     unheld: tuple[str, ...] = ()  # names in the query that no readable record holds (lexical.unheld_names)
+    cover: float | None = None  # best stem coverage of the rest's key terms by one candidate (rest_cover)
+    cover_joint: float | None = None  # best rest cosine + 0.5 x that coverage of one candidate
+    held: float | None = None  # share of the rest's key terms some readable record holds (by stem)
+    short: bool = False  # the names link few readable records: the short-list rule judges, not the model
 
     def model_values(self) -> tuple[float | None, ...]:
         """The known-name model's features, in gate_model.FEATURES order."""
-        return (self.cosine, self.lexical, self.both, self.full_cosine, self.full_lexical, 0.0 if self.unheld else 1.0)
+        return (self.cosine, self.lexical, self.both, self.full_cosine, self.full_lexical, 0.0 if self.unheld else 1.0,
+                self.cover, self.cover_joint, self.held)
 
 
 def name_rest_check(rest: NameRest | None, floors: GateFloors) -> tuple[bool, str]:
@@ -125,13 +131,17 @@ def name_rest_check(rest: NameRest | None, floors: GateFloors) -> tuple[bool, st
     not relevance)? True with no reason when the query names no known entity, is only the name, names
     several entities that some candidate links together, or the rule is off. With ``name_model_floor``
     above -1 the known-name model decides (:mod:`.gate_model`); otherwise the two floors do."""
-    if rest is None or not rest.names or not floors.name_rule_on:
+    if rest is None or not rest.names:
         return True, ""
     if rest.bare or rest.joint:
         return True, ""  # "who is Alice?": the name is the whole question, and records about Alice answer it
     names = ", ".join(n.casefold() for n in rest.names)
+    if rest.short:
+        return short_list_check(rest, floors, names)
+    if not floors.name_rule_on:
+        return True, ""
     if floors.name_model_floor > -1.0:
-        values = rest.model_values()
+        values = rest.model_values()[:len(floors.name_model_weights) - 1]  # the signals the weights use
         p = gate_model.probability(floors.name_model_weights, values)
         if p >= floors.name_model_floor:
             return True, ""
@@ -151,6 +161,29 @@ def name_rest_check(rest: NameRest | None, floors: GateFloors) -> tuple[bool, st
     elif math.isfinite(floors.name_rest_lexical):
         a, b = _fmt(rest.lexical, floors.name_rest_lexical, 2)
         parts.append(f"best lexical score on the other words {a} < {b}")
+    return False, f"mentions {names}, but nothing about the rest of the question ({'; '.join(parts)})"
+
+
+def short_list_check(rest: NameRest, floors: GateFloors, names: str) -> tuple[bool, str]:
+    """A name that links few records: the rest of the question must clear the floors a question
+    without the name would (a cosine at the cosine floor, alone or joined with half the candidate's
+    stem coverage of the other words, or the entity-support lexical floor on the other words)."""
+    if not floors.short_list_names:
+        return True, ""
+    for value in (rest.cosine, rest.cover_joint):
+        if value is not None and value >= floors.cosine:
+            return True, ""
+    if rest.lexical is not None and rest.lexical >= floors.entity_support_lexical:
+        return True, ""
+    parts = []
+    for label, value, floor in (("best cosine without the name", rest.cosine, floors.cosine),
+                                ("with half its coverage of the other words", rest.cover_joint, floors.cosine),
+                                ("best lexical score on the other words", rest.lexical, floors.entity_support_lexical)):
+        if value is not None:
+            a, b = _fmt(value, floor, 2)
+            parts.append(f"{label} {a} < {b}")
+    if rest.lexical is None:
+        parts.append("no record holds another word of the question")
     return False, f"mentions {names}, but nothing about the rest of the question ({'; '.join(parts)})"
 
 

@@ -125,7 +125,7 @@ class StageTrace:
     """What one stage saw, produced and dropped, and how long it took."""
 
     name: str
-    status: str = "ran"  # "ran" or "skipped"
+    status: str = "ran"  # "ran", "skipped", or "failed" (a query embedding that raised on its worker thread)
     ms: float = 0.0
     inputs: dict[str, Any] = field(default_factory=dict)
     outputs: dict[str, Any] = field(default_factory=dict)
@@ -164,6 +164,27 @@ class SearchTrace:
     def timings(self) -> dict[str, float]:
         """Milliseconds per stage, in order."""
         return {s.name: s.ms for s in self.stages}
+
+    def work_timings(self) -> dict[str, float]:
+        """Milliseconds of each stage's own work, in order: like :meth:`timings`, but when the query
+        was embedded on a worker thread, ``query_embedding`` is the embedding's own time, the stage
+        that waited for the vector is charged its work without the wait, and a ``vector_wait`` entry
+        just before it says how long the search waited (the part of the embedding not hidden)."""
+        embedding = next((s for s in self.stages if s.name == "query_embedding"), None)
+        waited = embedding.outputs.get("waited_ms") if embedding is not None else None
+        if waited is None:
+            return self.timings()
+        where = embedding.outputs.get("waited_in")
+        out: dict[str, float] = {}
+        for stage in self.stages:
+            if stage.name == where:
+                out["vector_wait"] = waited
+                out[stage.name] = round(max(stage.ms - waited, 0.0), 3)
+            elif stage.name == "query_embedding":
+                out[stage.name] = embedding.outputs.get("embedding_ms", stage.ms)
+            else:
+                out[stage.name] = stage.ms
+        return out
 
     def stage_rows(self) -> list[dict[str, Any]]:
         """One row per stage: order, name, ran/skipped, milliseconds, drops, first note (the stage

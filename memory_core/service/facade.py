@@ -136,6 +136,8 @@ class MemoryService(ExtractionMethods, AmbientMethods):
             )
 
     def close(self) -> None:
+        """Close the store and stop the retriever's worker threads."""
+        self.retriever.close()
         self.store.close()
 
     def __enter__(self) -> "MemoryService":

@@ -53,7 +53,7 @@ def _view(service: MemoryService, query: str) -> dict:
 
     def plain(value):
         if isinstance(value, dict):
-            return {k: plain(v) for k, v in value.items() if k not in ("ms", "search_id", "total_ms", "index_changes_applied")}
+            return {k: plain(v) for k, v in value.items() if k not in ("ms", "search_id", "total_ms", "index_changes_applied", "embedding_ms", "waited_ms")}
         if isinstance(value, (list, tuple)):
             return [plain(v) for v in value]
         if isinstance(value, str):

@@ -89,3 +89,19 @@ def test_the_gate_stage_shows_how_the_known_name_check_judged_a_named_question(o
     assert response.empty and gate["name_model"]["probability"] < gate["name_model"]["floor"]
     assert response.empty_reason.startswith("mentions sam, but the rest of the question finds too little support")
     assert "(refuses)" in model[0]
+
+
+def test_the_gate_stage_shows_the_short_list_rule_refusing_a_named_question(open_page, monkeypatch):
+    # the one record about Sam is a short entity list; an entity-support floor of 0 lets the name alone
+    # carry the set, so only the short-list rule (on by default) can refuse it
+    monkeypatch.setenv("MEMORY_RETRIEVAL__ENTITY_SUPPORT_COSINE", "0.0")
+    at = open_page("search_explorer.py", "operator")
+    response = run_search(at, "assistant", "alice", "What is Sam's blood type?")
+    gate = response.trace.stage("gate").outputs
+    assert response.empty and gate["known_names_short"] is True
+    assert response.empty_reason.startswith("mentions sam, but nothing about the rest of the question (")
+    number = [s.name for s in response.trace.stages].index("gate") + 1
+    at.number_input(key="explorer_stage").set_value(number).run()
+    lines = [t.value for t in at.text]
+    assert any(line.startswith("Short-list rule for Sam (a name linking few records needs the rest of the question): ")
+               for line in lines)

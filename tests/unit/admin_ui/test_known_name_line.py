@@ -20,3 +20,10 @@ def test_the_model_line_shows_probability_floor_verdict_and_features():
 def test_the_two_floor_rule_line_when_the_model_is_off():
     line = known_name_line({"known_names": ["Priya"], "best_rest_cosine": 0.3, "best_rest_lexical": None})
     assert line == "Known names Priya: best cosine without the names 0.30, best lexical on the other words none"
+
+
+def test_the_short_list_rule_line_shows_the_name_stripped_values():
+    line = known_name_line({"known_names": ["Alice"], "known_names_short": True, "best_rest_cosine": 0.32,
+                            "best_rest_cover_joint": 0.32, "best_rest_lexical": 0.0})
+    assert line == ("Short-list rule for Alice (a name linking few records needs the rest of the question): best cosine "
+                    "without the names 0.32, with half its coverage of the other words 0.32, best lexical on the other words 0.00")

@@ -6,6 +6,7 @@ import math
 import pytest
 
 from memory_core.eval.gate_calibration import FLOOR_NAMES, GateFeatures, calibrate, guard_errors, outcome, passes, recommend, sweep
+from memory_core.retrieve import gate_model
 from memory_core.retrieve.scoring import Evidence, GateFloors, gate_set
 
 FLOORS = dict(zip(FLOOR_NAMES, (0.4, 0.6, 0.5, 0.35, 0.5)))
@@ -69,8 +70,19 @@ def test_calibrate_picks_on_one_half_and_reports_on_the_other():
     assert [f["train"] for f in report["folds"]] == [["conv-a"], ["conv-b"]]
     first = report["folds"][0]
     assert report["recommended"] == first["floors"]
-    assert first["held_out"]["questions"] == {"answerable": 2, "named": 4}
+    assert first["held_out"]["questions"] == {"answerable": 2, "named": 4, "named_verified": 4}
     assert first["train_outcome"]["false_empty"] == 0.0
+
+
+def test_named_questions_whose_label_is_doubted_are_left_out_of_the_verified_rate():
+    from dataclasses import replace
+
+    named = [GateFeatures(f"conv-b<-y#{i}~named", False, 0.35, 0.1) for i in range(4)]
+    named[0] = replace(named[0], cosine=0.9)  # let through by the gate ...
+    named[1] = replace(named[1], cosine=0.9, doubted=True)  # ... and let through, but possibly answerable after all
+    result = outcome(named, FLOORS)
+    assert result["correct_empty_named"] == 0.5
+    assert result["correct_empty_named_verified"] == pytest.approx(2 / 3) and result["questions"]["named_verified"] == 3
 
 
 def test_the_known_name_rule_is_decided_like_the_pipeline_and_swept_on_top_of_the_floors():
@@ -122,7 +134,7 @@ def test_the_fitted_model_separates_and_its_floor_respects_the_false_empty_bound
 
     answerable, named = _named_samples()
     weights = name_model_fit.fit(answerable + named)
-    assert len(weights) == 7 and weights[1] > 0  # more support for the rest of the question, more likely answerable
+    assert len(weights) == len(gate_model.FEATURES) + 1 and weights[1] > 0  # more support for the rest of the question, more likely answerable
     probs_pos = [name_model_fit.probability(f, weights) for f in answerable]
     probs_neg = [name_model_fit.probability(f, weights) for f in named]
     assert min(probs_pos) > max(probs_neg)  # separable data is separated
@@ -136,8 +148,8 @@ def test_a_fit_without_both_labels_is_the_neutral_model():
     from memory_core.eval import name_model_fit
 
     answerable, _ = _named_samples()
-    assert name_model_fit.fit(answerable) == [0.0] * 7
-    assert name_model_fit.fit([]) == [0.0] * 7
+    assert name_model_fit.fit(answerable) == [0.0] * (len(gate_model.FEATURES) + 1)
+    assert name_model_fit.fit([]) == [0.0] * (len(gate_model.FEATURES) + 1)
 
 
 def test_calibrate_reports_the_model_and_the_two_floor_rule_per_fold():
@@ -147,6 +159,6 @@ def test_calibrate_reports_the_model_and_the_two_floor_rule_per_fold():
              for f in answerable + named]
     report = calibrate(answerable + named + other, [{"conv-a"}, {"conv-b"}], grid=GRID, max_false_empty=0.0)
     for fold in report["folds"]:
-        assert fold["floors"]["name_model_floor"] > -1.0 and len(fold["floors"]["name_model_weights"]) == 7
+        assert fold["floors"]["name_model_floor"] > -1.0 and len(fold["floors"]["name_model_weights"]) == len(gate_model.FEATURES) + 1
         assert fold["held_out"]["correct_empty_named"] == 1.0 and fold["held_out"]["false_empty"] == 0.0
         assert "rule" in fold["train_outcome"] and "held_out" in fold["train_outcome"]["rule"]

@@ -25,7 +25,7 @@ def test_search_figures_are_the_explorers_charts(hit, empty):
         rows = explorer.generator_rows(response)
         assert figures.ranks_figure(response) == charts.generator_ranks_figure(rows, "rank")
         assert figures.scores_figure(response) == charts.generator_ranks_figure(rows, "score", figures.SCORE_TITLE)
-        assert figures.latency_figure(response) == charts.stage_latency_figure(response.trace.timings())
+        assert figures.latency_figure(response) == charts.stage_latency_figure(response.trace.work_timings())  # each stage's own work
         assert figures.latency_figure(response.trace) == figures.latency_figure(response)
     assert [t.name for t in figures.ranks_figure(empty).data]  # an empty answer still had candidates to plot
 

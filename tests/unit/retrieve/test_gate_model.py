@@ -56,7 +56,8 @@ def test_the_model_refuses_a_set_whose_only_link_is_the_name_and_says_why():
 def test_a_name_no_readable_record_holds_lowers_the_probability():
     held = NameRest(("Sam",), 0.45, 0.3, both=0.6, full_cosine=0.55, full_lexical=0.3)
     unheld = NameRest(("Sam",), 0.45, 0.3, both=0.6, full_cosine=0.55, full_lexical=0.3, unheld=("Disney",))
-    assert held.model_values()[-1] == 1.0 and unheld.model_values()[-1] == 0.0
+    names_held = gate_model.FEATURES.index("names_held")
+    assert held.model_values()[names_held] == 1.0 and unheld.model_values()[names_held] == 0.0
     assert gate_model.probability(WEIGHTS, unheld.model_values()) < gate_model.probability(WEIGHTS, held.model_values())
 
 

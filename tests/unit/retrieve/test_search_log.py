@@ -109,7 +109,12 @@ def test_a_search_that_raises_still_leaves_its_row(service, alice):
         search(service, alice, "anything at all")
     row = service.store.query_one("SELECT * FROM search_log ORDER BY seq DESC LIMIT 1")
     assert row["empty_reason"] == "search failed: RuntimeError: model crashed"
-    assert [s["name"] for s in loads(row["trace"])["stages"]][-1] == "query_embedding"
+    stages = loads(row["trace"])["stages"]
+    # The query is embedded on a worker thread; its failure surfaces where the vector is awaited
+    # (dense), and the query_embedding stage's trace says it failed and why.
+    assert stages[-1]["name"] == "dense"
+    embedding = next(s for s in stages if s["name"] == "query_embedding")
+    assert embedding["status"] == "failed" and "model crashed" in embedding["notes"][-1]
     assert row["trace"].startswith(b"L4")  # LZ4-compressed JSON (zlib, "Z1", before issue 16's follow-up)
     rebuilt = load_search(service.store, row["id"])
     assert rebuilt.empty and rebuilt.explanation is None and rebuilt.to_dict()["empty_reason"].startswith("search failed")
