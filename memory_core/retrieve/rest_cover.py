@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..store.pg.fulltext import fold
-from .lexical import idf, readable_lookup
+from .lexical import idf, lookup_key, readable_lookup
 
 if TYPE_CHECKING:
     from .pipeline import SearchContext
@@ -115,13 +115,22 @@ def term_weights(ctx: SearchContext, name_terms: set[str]) -> tuple[dict[str, fl
     weights: dict[str, float] = {}
     held: set[str] = set()
     lut = None
+    known: dict[str, int] = {}
     for term in key_terms(list(counts), name_terms):
         key = stem(term)
         if key in weights:
             continue
         if lut is None:
             lut = readable_lookup(ctx.deps.index, ctx.mask)
-        documents = readable_prefix_count(ctx, key, lut)
+            # the readable counts cache of this readable set and store state (exact, never stale):
+            # a stem's count is read once per store state, not once per search (on PostgreSQL a
+            # common stem's count checks each of its postings against the filter)
+            version = getattr(ctx.mask, "records_version", None)
+            known = ctx.deps.readable_term_counts(
+                lookup_key(lut, ctx.deps.store.records_version() if version is None else version))
+        documents = known.get(f"prefix:{key}")
+        if documents is None:
+            documents = known[f"prefix:{key}"] = readable_prefix_count(ctx, key, lut)
         weights[key] = max(weights.get(key, 0.0), idf(result.total, documents))
         if documents:
             held.add(key)
