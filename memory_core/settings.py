@@ -380,16 +380,23 @@ class HousekeepingSettings(_Section):
 
 
 class PostgresSettings(_Section):
-    hnsw_min_records: int = Field(
+    ann_min_records: int = Field(
         100_000, ge=1,
-        description="PostgreSQL backend: from this many live vectors an HNSW index (pgvector, inner product) is built "
-        "in the background and dense search orders by it; below it every search is an exact scan of the rows the "
-        "hard filter admits.",
+        description="PostgreSQL backend: from this many live vectors an IVF index (pgvector ivfflat, inner product, "
+        "lists = square root of the vectors) is built in the background and dense search uses it; below it every "
+        "search is an exact scan of the rows the hard filter admits. The index is rebuilt when the store has grown "
+        "to four times the size it was built for.",
     )
-    hnsw_ef_search: int = Field(
-        100, ge=1, le=1000,
-        description="PostgreSQL backend: pgvector's hnsw.ef_search (candidates the HNSW scan keeps; higher is slower "
-        "and closer to exact).",
+    ivf_probes: int = Field(
+        32, ge=1, le=10_000,
+        description="PostgreSQL backend: pgvector's ivfflat.probes (IVF lists scanned per search; higher is slower and "
+        "closer to exact; 32 of 1,000 lists found 0.98 of the exact top 10 at 1M records, ties counted: benchmarks/README.md).",
+    )
+    exact_max_rows: int = Field(
+        10_000, ge=0,
+        description="PostgreSQL backend: a search whose hard filter admits at most this many rows scans them exactly "
+        "even when the approximate index exists (a small scope costs little to scan, and an index probe under a "
+        "selective filter would have to visit many rows it then discards).",
     )
     erase_delay_s: float = Field(
         2.0, ge=0,

@@ -7,22 +7,29 @@ over ``records.embedding_vec`` whose WHERE clause is the search's hard filter (r
 lifecycle, type, event window, lapsed provisionals), so a record the principal cannot read is
 never even scored, and a write committed by any process is seen by the next search.
 
-The "mask" handed between the hard-filter stage and the generators is an :class:`SqlMask`: the
-boolean array the rest of the pipeline expects (all True, one entry per admitted record, with
-those records' ``seqs`` attached for the lexical generator's readable set) carrying the SQL
-predicate it came from; the dense query runs that predicate, not the list.
+The "mask" handed between the hard-filter stage and the generators is a :class:`SqlFilter`: the
+filter's SQL predicate and the exact number of rows it admits (read from ``record_counts``, a
+table of rows per scope, status and type kept by triggers), never the list of admitted rows, so
+the cost of a search does not grow with the principal's readable set. The dense query and the
+lexical postings query both run that predicate.
 
-Exact or approximate: below ``postgres.hnsw_min_records`` live vectors the query orders by the
-plain ``embedding_vec <#> query`` expression, which no index serves, so PostgreSQL scans the
-admitted rows exactly. From that size on an HNSW index (inner product, built once in the
-background with ``CREATE INDEX CONCURRENTLY``) exists on ``(embedding_vec::vector(dim))`` and the
-query orders by that expression, with pgvector's iterative scan (``hnsw.iterative_scan =
-relaxed_order``) so a selective filter still fills ``k``; the planner may still choose the exact
-path for a small admitted set. Returned cosines are always computed from the stored vectors.
+Exact or approximate: below ``postgres.ann_min_records`` live vectors, or when the filter admits at
+most ``postgres.exact_max_rows`` rows, the query orders by the plain ``embedding_vec <#> query``
+expression, which no index serves, so PostgreSQL scans the admitted rows exactly. Otherwise an IVF
+index (pgvector ``ivfflat``, inner product, ``lists`` = the square root of the live vectors, built in
+the background with ``CREATE INDEX CONCURRENTLY`` and rebuilt when the store has grown fourfold)
+serves the query: the ``postgres.ivf_probes`` lists nearest the query are scanned exactly and the
+filter is checked on every row they hold (``ivfflat.iterative_scan = relaxed_order`` scans more lists
+when a selective filter leaves fewer than ``k``). IVF, not HNSW: on the 1M benchmark store HNSW
+missed a third of the exact top 10 even without a filter (benchmarks/README.md). Returned cosines
+are always computed from the stored vectors, and the filter is in the WHERE clause whatever the
+path, so no row outside it is ever returned.
 """
 
 from __future__ import annotations
 
+import logging
+import math
 import threading
 import time
 from datetime import datetime, timezone
@@ -32,110 +39,179 @@ import numpy as np
 from ..clock import format_ts
 from ..store.records import blob_to_vector, vector_literal
 
-HNSW_INDEX = "records_embedding_hnsw"
+log = logging.getLogger(__name__)
+
+ANN_INDEX = "records_embedding_ivf"
+OLD_HNSW_INDEX = "records_embedding_hnsw"
 
 
-class SqlMask(np.ndarray):
-    """An all-True boolean array over the admitted seqs, carrying the SQL that admitted them."""
+class SqlFilter:
+    """The hard filter of one search on PostgreSQL: its SQL predicate and the exact number of rows it
+    admits (live vectors only), without the rows themselves.
 
-    seqs: np.ndarray | None = None
-    where: str = "1 = 0"
-    params: tuple = ()
+    It stands where the SQLite backend hands a boolean mask over the index's rows: ``sum()`` is the
+    admitted count, the dense query and the lexical postings query run ``where``. ``without`` gives
+    the rows a wider filter adds to a narrower one (the lifecycle probe's "what did lifecycle
+    alone exclude"), again as SQL.
+    """
 
-    def __array_finalize__(self, obj) -> None:
-        if obj is None:
-            return
-        self.seqs = getattr(obj, "seqs", None)
-        self.where = getattr(obj, "where", "1 = 0")
-        self.params = getattr(obj, "params", ())
+    def __init__(self, where: str, params, count: int, key: tuple | None = None, lapsed: int | None = None,
+                 records_version: int | None = None) -> None:
+        self.where = where
+        # the store's records version read with the count (None: not read), for the lexical cache key
+        self.records_version = records_version
+        self.lapsed = lapsed  # provisional records past expiry the filter excluded (None: not counted)
+        self.params = tuple(params)
+        self.count = int(count)
+        self.key = key if key is not None else (where, self.params)
+
+    def sum(self) -> int:
+        return self.count
+
+    def __len__(self) -> int:
+        return self.count
+
+    def without(self, narrower: "SqlFilter") -> "SqlFilter":
+        """The rows this filter admits and ``narrower`` does not (``narrower`` must be contained in this one)."""
+        where = f"({self.where}) AND NOT COALESCE(({narrower.where}), false)"
+        return SqlFilter(where, (*self.params, *narrower.params), max(self.count - narrower.count, 0),
+                         ("without", self.key, narrower.key))
+
+    def __repr__(self) -> str:
+        return f"SqlFilter({self.count} rows: {self.where})"
 
 
-def _make_mask(seqs: np.ndarray, where: str, params: list) -> SqlMask:
-    mask = np.ones(seqs.shape[0], dtype=bool).view(SqlMask)
-    mask.seqs, mask.where, mask.params = seqs, where, tuple(params)
-    return mask
+def _filter_clauses(scopes, statuses, types) -> tuple[list[str], list]:
+    pairs = [scope.split(":", 1) for scope in scopes]
+    clauses = [f"(r.scope_kind, r.scope_id) IN (VALUES {', '.join('(?, ?)' for _ in pairs)})",
+               f"r.status IN ({', '.join('?' * len(statuses))})"]
+    params: list = [part for pair in pairs for part in pair] + list(statuses)
+    if types:
+        clauses.append(f"r.type IN ({', '.join('?' * len(types))})")
+        params.extend(types)
+    return clauses, params
 
 
 class PgVectorIndex:
     """pgvector-backed dense search for a :class:`~memory_core.store.pg.store.PgStore`."""
 
-    def __init__(self, store, dim: int, hnsw_min_records: int = 100_000, ef_search: int = 100) -> None:
+    def __init__(self, store, dim: int, ann_min_records: int = 100_000, probes: int = 32,
+                 exact_max_rows: int = 10_000) -> None:
         self.store = store
         self.dim = dim
-        self.hnsw_min_records = hnsw_min_records
-        self.ef_search = ef_search
+        self.ann_min_records = ann_min_records
+        self.probes = probes
+        self.exact_max_rows = exact_max_rows
         self.version = 0
-        self._hnsw: bool | None = None
+        self._lists: int | None = None
         self._checked_at = 0.0
         self._building: threading.Thread | None = None
         with store.lock:
-            store.conn.execute_native(f"SET hnsw.ef_search = {int(ef_search)}")
-            store.conn.execute_native("SET hnsw.iterative_scan = relaxed_order")
+            store.conn.execute_native(f"SET ivfflat.probes = {int(probes)}")
+            # under a selective filter the first probes may hold fewer than k admitted rows: more
+            # lists are then scanned until k are found
+            store.conn.execute_native("SET ivfflat.iterative_scan = relaxed_order")
 
     # -- the filter as SQL ---------------------------------------------------------------------
 
-    def filter_mask(self, flt) -> SqlMask:
-        """The hard filter of a search as an :class:`SqlMask` (the seqs it admits, and its SQL)."""
+    def filter_mask(self, flt) -> SqlFilter:
+        """The hard filter of a search as a :class:`SqlFilter` (its SQL and the exact count it admits)."""
         where, params = flt.sql("r")
-        return self._select(where, params)
+        if not flt.scopes or not flt.statuses:
+            return SqlFilter("1 = 0", [], 0)
+        if flt.event_from is not None or flt.event_to is not None:
+            count = self._count_rows(where, params)
+        else:
+            lapsed = "provisional" in flt.statuses and not flt.include_lapsed
+            count, lapsed_count, version = self._count_from_table(flt.scopes, flt.statuses, flt.types, flt.now if lapsed else None)
+            return SqlFilter(where, params, count, lapsed=lapsed_count, records_version=version)
+        return SqlFilter(where, params, count)
 
-    def mask(self, scopes, statuses, types=None, event_from: float | None = None, event_to: float | None = None) -> SqlMask:
-        """The write path's filter (scope, status, type, event window in epoch seconds) as an :class:`SqlMask`."""
+    def mask(self, scopes, statuses, types=None, event_from: float | None = None, event_to: float | None = None) -> SqlFilter:
+        """The write path's filter (scope, status, type, event window in epoch seconds) as a :class:`SqlFilter`."""
         if not scopes or not statuses:
-            return _make_mask(np.zeros(0, dtype=np.int64), "1 = 0", [])
-        pairs = [scope.split(":", 1) for scope in scopes]
-        clauses = [f"(r.scope_kind, r.scope_id) IN (VALUES {', '.join('(?, ?)' for _ in pairs)})",
-                   f"r.status IN ({', '.join('?' * len(statuses))})"]
-        params: list = [part for pair in pairs for part in pair] + list(statuses)
-        if types:
-            clauses.append(f"r.type IN ({', '.join('?' * len(types))})")
-            params.extend(types)
+            return SqlFilter("1 = 0", [], 0)
+        clauses, params = _filter_clauses(scopes, statuses, types)
         for op, value in ((">=", event_from), ("<=", event_to)):
             if value is not None:
                 clauses.append(f"r.event_at {op} ?")
                 params.append(format_ts(datetime.fromtimestamp(value, timezone.utc)))
-        # The write path only searches under this mask: the admitted seqs are not listed (a token
-        # one-entry mask carries the SQL), which keeps a write from reading a whole scope's seqs.
-        mask = np.ones(1, dtype=bool).view(SqlMask)
-        mask.seqs, mask.where, mask.params = None, " AND ".join(clauses), tuple(params)
-        return mask
+        where = " AND ".join(clauses)
+        if event_from is not None or event_to is not None:
+            return SqlFilter(where, params, self._count_rows(where, params))
+        return SqlFilter(where, params, self._count_from_table(scopes, statuses, types, None)[0])
 
-    def _select(self, where: str, params: list) -> SqlMask:
-        # one row holding the list: tens of thousands of seqs cost one string, not a Python row each
-        row = self.store.query_one(f"SELECT string_agg(r.seq::text, ',' ORDER BY r.seq) FROM records r "
-                                   f"WHERE {where} AND r.embedding_vec IS NOT NULL", params)
-        seqs = np.fromstring(row[0], dtype=np.int64, sep=",") if row and row[0] else np.zeros(0, dtype=np.int64)
-        return _make_mask(seqs, where, params)
+    def _count_rows(self, where: str, params) -> int:
+        """The admitted rows counted one by one (an event-time window: record_counts has no time column)."""
+        return int(self.store.scalar(f"SELECT count(*) FROM records r WHERE {where} AND r.embedding_vec IS NOT NULL", list(params)))
+
+    def _count_from_table(self, scopes, statuses, types, lapsed_at: str | None) -> tuple[int, int, int]:
+        """The admitted rows from ``record_counts`` (kept by triggers on ``records``), less the
+        provisional records past their expiry at ``lapsed_at`` (few: the maintenance pass marks them
+        expired), in one round trip: the count no longer grows with the readable set. Returns
+        (admitted, lapsed provisional excluded, the store's records version read with them)."""
+        clauses, params = _filter_clauses(scopes, statuses, types)
+        counted = f"COALESCE((SELECT sum(r.n) FROM record_counts r WHERE {' AND '.join(clauses)}), 0)"
+        # the store's records version comes along (the lexical stage's cache key): one round trip less
+        version = "(SELECT value FROM store_meta WHERE key = 'records_version')"
+        if lapsed_at is None:
+            row = self.store.query_one(f"SELECT {counted}, 0, {version}", params)
+        else:
+            scope_type = [c for c in clauses if not c.startswith("r.status")]
+            lapsed_params = params[:2 * len(scopes)] + (list(types) if types else [])
+            row = self.store.query_one(
+                f"SELECT {counted}, (SELECT count(*) FROM records r WHERE r.status = 'provisional' AND r.expires_at IS NOT NULL "
+                f"AND r.expires_at <= ? AND r.embedding_vec IS NOT NULL AND {' AND '.join(scope_type)}), {version}",
+                [*params, lapsed_at, *lapsed_params])
+        return int(row[0]) - int(row[1]), int(row[1]), int(row[2]) if row[2] is not None else 0
 
     # -- searching -----------------------------------------------------------------------------
 
-    def search(self, query: np.ndarray, k: int, allowed: SqlMask | None = None) -> list[tuple[int, float]]:
+    def search(self, query: np.ndarray, k: int, allowed: SqlFilter | None = None) -> list[tuple[int, float]]:
         return self.search_explained(query, k, allowed)[0]
 
-    def search_explained(self, query: np.ndarray, k: int, allowed: SqlMask | None = None) -> tuple[list[tuple[int, float]], dict]:
-        """Top ``k`` (seq, cosine) under the mask's SQL predicate, and how the query was planned."""
-        if allowed is None or k <= 0 or not isinstance(allowed, SqlMask) or (allowed.seqs is not None and not allowed.seqs.size):
-            return [], {"method": "exact", "reason": "no admitted rows", "engine": "pgvector"}
-        where, params = allowed.where, list(allowed.params)
-        listed = allowed.seqs if allowed.seqs is not None else np.zeros(0, dtype=np.int64)
-        excluded = listed[~np.asarray(allowed, dtype=bool)] if listed.size else listed  # entries a caller switched off
-        if excluded.size:
-            # one array parameter, not one placeholder per seq: the lifecycle probe switches off every
-            # live admitted row (600K at 1M records), past PostgreSQL's 65,535 parameters per statement
-            where += " AND r.seq <> ALL(?::bigint[])"
-            params.append([int(s) for s in excluded])
+    def search_explained(self, query: np.ndarray, k: int, allowed: SqlFilter | None = None) -> tuple[list[tuple[int, float]], dict]:
+        hits, how, _ = self.search_with_rows(query, k, allowed)
+        return hits, how
+
+    def search_with_rows(self, query: np.ndarray, k: int, allowed: SqlFilter | None = None,
+                         columns: str = "") -> tuple[list[tuple[int, float]], dict, list]:
+        """Top ``k`` (seq, cosine) under the filter's SQL predicate, which path answered, and the hits'
+        rows with ``columns``.
+
+        Exact (a scan of the admitted rows, ordered by an expression no index serves) when there is
+        no valid approximate index or the filter admits at most ``exact_max_rows`` rows; otherwise
+        the approximate index, with the filter in the same WHERE clause (the executor checks every
+        row the index proposes, so no row outside the filter is ever returned, whatever the index).
+        """
+        if allowed is None or k <= 0 or not isinstance(allowed, SqlFilter) or allowed.count <= 0:
+            return [], {"method": "exact", "reason": "no admitted rows", "engine": "pgvector", "admitted": 0}, []
         vec = vector_literal(query)
-        if self.has_hnsw():
-            order = f"(r.embedding_vec::vector({self.dim})) <#> ?::vector({self.dim})"
-            how = {"method": "approximate", "reason": f"HNSW index (store has ≥ {self.hnsw_min_records} vectors)", "engine": "pgvector"}
-        else:
+        admitted = allowed.count
+        lists = self.ann_lists()
+        if not lists:
             order = "r.embedding_vec <#> ?::vector"
-            how = {"method": "exact", "reason": f"fewer than {self.hnsw_min_records} vectors: exact scan of the admitted rows",
-                   "engine": "pgvector"}
-        sql = (f"SELECT r.seq, -(r.embedding_vec <#> ?::vector) AS cosine FROM records r "
-               f"WHERE {where} AND r.embedding_vec IS NOT NULL ORDER BY {order} LIMIT ?")
-        rows = self.store.query(sql, [vec, *params, vec, int(k)])
-        return [(int(row[0]), float(row[1])) for row in rows], how
+            how = {"method": "exact", "index": None, "engine": "pgvector", "admitted": admitted,
+                   "reason": f"no approximate index (built from {self.ann_min_records} vectors): exact scan of the admitted rows"}
+        elif admitted <= self.exact_max_rows:
+            order = "r.embedding_vec <#> ?::vector"
+            how = {"method": "exact", "index": None, "engine": "pgvector", "admitted": admitted,
+                   "reason": f"the filter admits {admitted} rows (at most {self.exact_max_rows}): exact scan of them"}
+        else:
+            order = f"(r.embedding_vec::vector({self.dim})) <#> ?::vector({self.dim})"
+            # the number of lists is left out: it follows the size of the whole store, which a
+            # principal must not learn from its own searches
+            how = {"method": "approximate", "index": ANN_INDEX, "engine": "pgvector (ivfflat)", "admitted": admitted,
+                   "probes": self.probes, "iterative_scan": "relaxed_order",
+                   "reason": f"IVF index over the whole store: the {self.probes} lists nearest the query are scanned "
+                             f"exactly, the filter checked on every row they hold ({admitted} rows admitted)"}
+        # ``columns`` (the caller's record columns over ``r``) come back in the same statement: the
+        # dense generator then needs no second round trip for the hits' rows
+        extra = f", {columns}" if columns else ""
+        sql = (f"SELECT r.seq AS hit_seq, -(r.embedding_vec <#> ?::vector) AS cosine{extra} FROM records r "
+               f"WHERE {allowed.where} AND r.embedding_vec IS NOT NULL ORDER BY {order} LIMIT ?")
+        rows = self.store.query(sql, [vec, *allowed.params, vec, int(k)])
+        return [(int(row[0]), float(row[1])) for row in rows], how, rows
 
     def similarity(self, query: np.ndarray, seqs: list[int]) -> dict[int, float]:
         """Cosine of ``query`` with each listed record's stored vector (records without one are left out)."""
@@ -161,47 +237,89 @@ class PgVectorIndex:
         return out
 
     def count(self) -> int:
-        return int(self.store.scalar("SELECT count(*) FROM records WHERE status != 'deleted' AND embedding_vec IS NOT NULL"))
+        """Live vectors (from ``record_counts``: one small aggregate, not a count of the rows)."""
+        return int(self.store.scalar("SELECT COALESCE(sum(n), 0) FROM record_counts WHERE status != 'deleted'"))
 
     # -- keeping up ----------------------------------------------------------------------------
 
     def refresh(self) -> int:
-        """Nothing to apply (the vectors are in the database); starts the HNSW build once the store is big enough."""
+        """Nothing to apply (the vectors are in the database); starts the IVF build (or rebuild) when due."""
         if time.monotonic() - self._checked_at > 60:
-            self._maybe_build_hnsw()
+            self._maybe_build_ann()
         return 0
 
     def rebuild(self) -> int:
-        """Nothing to reload; checks whether the HNSW index is due. Returns the number of live vectors."""
-        self._hnsw = None
-        self._maybe_build_hnsw()
+        """Nothing to reload; checks whether the IVF index is due. Returns the number of live vectors."""
+        self._lists = None
+        self._maybe_build_ann()
         return self.count()
 
-    def has_hnsw(self) -> bool:
-        if self._hnsw is None or (not self._hnsw and time.monotonic() - self._checked_at > 60):
-            self._checked_at = time.monotonic()
-            self._hnsw = bool(self.store.scalar(
-                "SELECT count(*) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = ? AND i.indisvalid",
-                (HNSW_INDEX,)))
-        return self._hnsw
+    def has_ann(self) -> bool:
+        """Whether a valid approximate (IVF) index exists."""
+        return self.ann_lists() > 0
 
-    def _maybe_build_hnsw(self, wait: bool = False) -> None:
+    def ann_lists(self) -> int:
+        """The valid IVF index's number of lists (0: no valid index). Checked again at most once a minute."""
+        if self._lists is None or time.monotonic() - self._checked_at > 60:
+            self._checked_at = time.monotonic()
+            row = self.store.query_one(
+                "SELECT c.reloptions FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = ? AND i.indisvalid",
+                (ANN_INDEX,))
+            options = dict(o.split("=", 1) for o in (row[0] or [])) if row else {}
+            self._lists = int(options.get("lists", 100)) if row else 0
+        return self._lists
+
+    def _maybe_build_ann(self, wait: bool = False) -> None:
+        if self._building is not None and self._building.is_alive():
+            return
+        lists = self.ann_lists()
         self._checked_at = time.monotonic()
-        if self.has_hnsw() or (self._building is not None and self._building.is_alive()):
+        live = self.count()
+        # built once the store reaches ann_min_records; rebuilt when it has grown to four times the
+        # size its lists were made for (the lists' centres then describe a quarter of the vectors)
+        if live < self.ann_min_records or (lists and live <= 4 * lists * lists):
             return
-        if self.count() < self.hnsw_min_records:
-            return
-        self._building = threading.Thread(target=self.build_hnsw, daemon=True, name="pg-hnsw-build")
+        self._building = threading.Thread(target=self._build_logged, args=(ivf_lists(live),), daemon=True, name="pg-ivf-build")
         self._building.start()
         if wait:
             self._building.join()
 
-    def build_hnsw(self) -> None:
-        """Create the HNSW index without blocking writers (its own connection: CONCURRENTLY needs autocommit)."""
+    def _build_logged(self, lists: int) -> None:
+        try:
+            self.build_ann(lists)
+        except Exception:  # noqa: BLE001 - a background build: searches stay exact; retried a minute later
+            log.warning("building the IVF index (%d lists) failed; dense search stays exact", lists, exc_info=True)
+
+    def build_ann(self, lists: int) -> None:
+        """Create (or replace) the IVF index without blocking writers: built concurrently under a new
+        name, then swapped in (its own connection: CONCURRENTLY needs autocommit)."""
         import psycopg
 
         with psycopg.connect(self.store.url, autocommit=True) as conn:
-            conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {HNSW_INDEX}")  # an invalid leftover of a failed build
-            conn.execute(f"CREATE INDEX CONCURRENTLY {HNSW_INDEX} ON records USING hnsw "
-                         f"((embedding_vec::vector({self.dim})) vector_ip_ops)")
-        self._hnsw = None
+            # pgvector refuses to build when its k-means sample does not fit maintenance_work_mem
+            # (64 MB by default; 1,000 lists of 384 dimensions need about 80 MB)
+            conn.execute(f"SET maintenance_work_mem = '{ivf_build_memory_mb(lists, self.dim)}MB'")
+            conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {ANN_INDEX}_new")  # an invalid leftover of a failed build
+            conn.execute(f"CREATE INDEX CONCURRENTLY {ANN_INDEX}_new ON records USING ivfflat "
+                         f"((embedding_vec::vector({self.dim})) vector_ip_ops) WITH (lists = {int(lists)})")
+            # swapped by renames, so searches always find one valid index, then the old one goes
+            conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {ANN_INDEX}_old")
+            conn.execute(f"ALTER INDEX IF EXISTS {ANN_INDEX} RENAME TO {ANN_INDEX}_old")
+            conn.execute(f"ALTER INDEX {ANN_INDEX}_new RENAME TO {ANN_INDEX}")
+            conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {ANN_INDEX}_old")
+            # the HNSW index of earlier versions serves the same expression: the planner must not pick it
+            conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {OLD_HNSW_INDEX}")
+        self._lists = None
+
+
+def ivf_lists(live: int) -> int:
+    """IVF lists for ``live`` vectors: the square root (1,000 at 1M), as the SQLite store's faiss index."""
+    return max(1, min(int(math.sqrt(max(live, 1))), 32_768))
+
+
+def ivf_build_memory_mb(lists: int, dim: int) -> int:
+    """``maintenance_work_mem`` for building an IVF index: pgvector samples 50 vectors per list (at least
+    10,000) and keeps lists x lists distances for k-means; twice that, and never less than 128 MB."""
+    samples = max(50 * lists, 10_000) * (dim * 4 + 16)
+    kmeans = lists * lists * 4 + 8 * lists * (dim * 4 + 16)
+    return max(128, int(2 * (samples + kmeans) / 2**20) + 1)

@@ -178,11 +178,13 @@ class HardFilterStage:
         index = ctx.deps.index
         applied = index.refresh()
         store = ctx.deps.store
+        sql_filter = hasattr(index, "filter_mask")  # PostgreSQL: lapsed records are excluded by the filter's SQL
         with store.lock:
-            lapsed = [] if req.historical else lapsed_seqs(store.conn, ctx.at)
+            lapsed = [] if req.historical or sql_filter else lapsed_seqs(store.conn, ctx.at)
         ctx.mask = index_mask(index, ctx.filter, lapsed)
         allowed = int(ctx.mask.sum())
         ctx.io(inputs={"historical": req.historical, "index_changes_applied": applied},
-               outputs={**ctx.filter.to_dict(), "indexed_rows_allowed": allowed, "lapsed_provisional_excluded": len(lapsed)})
+               outputs={**ctx.filter.to_dict(), "indexed_rows_allowed": allowed,
+                        "lapsed_provisional_excluded": (ctx.mask.lapsed or 0) if sql_filter else len(lapsed)})
         ctx.note(ctx.filter.describe())
         return ctx

@@ -36,18 +36,24 @@ COSINE_DIGITS = 4
 def dense_candidates(store, index, flt: HardFilter, mask: np.ndarray, query_vec: np.ndarray, k: int) -> tuple[list[Candidate], list[dict], dict]:
     """Top ``k`` records by cosine under the mask; also rows refused by the re-check (stale index)
     and how the index answered (exact scan or approximate index)."""
-    hits, how = index.search_explained(query_vec, k, mask)
+    by_seq = None
+    if hasattr(index, "search_with_rows"):  # PostgreSQL: the rows come with the hits, in one statement
+        hits, how, rows = index.search_with_rows(query_vec, k, mask, _META)
+        by_seq = {row["seq"]: row for row in rows}
+    else:
+        hits, how = index.search_explained(query_vec, k, mask)
     # Cosines are rounded to 4 decimals and ties ordered by seq: the index's float32 products can
     # differ in the last bits with the size of the matrix, i.e. with records the principal cannot read.
     hits = sorted(((seq, round(float(cosine), COSINE_DIGITS)) for seq, cosine in hits), key=lambda hit: (-hit[1], hit[0]))
     if not hits:
         return [], [], how
-    seqs = [seq for seq, _ in hits]
-    with store.lock:
-        rows = store.conn.execute(
-            f"SELECT {_META} FROM records r WHERE r.seq IN ({','.join('?' * len(seqs))})", seqs
-        ).fetchall()
-    by_seq = {row["seq"]: row for row in rows}
+    if by_seq is None:
+        seqs = [seq for seq, _ in hits]
+        with store.lock:
+            rows = store.conn.execute(
+                f"SELECT {_META} FROM records r WHERE r.seq IN ({','.join('?' * len(seqs))})", seqs
+            ).fetchall()
+        by_seq = {row["seq"]: row for row in rows}
     out: list[Candidate] = []
     refused: list[dict] = []
     for seq, cosine in hits:
@@ -235,7 +241,8 @@ class LexicalStage:
             ctx.skip("no searchable terms once stop words and operator syntax are removed")
             ctx.io(outputs={"candidates": []})
             return ctx
-        counts = ctx.deps.readable_term_counts(lookup_key(lut, ctx.deps.store.records_version()))
+        version = getattr(ctx.mask, "records_version", None)  # PostgreSQL reads it with the filter's count
+        counts = ctx.deps.readable_term_counts(lookup_key(lut, ctx.deps.store.records_version() if version is None else version))
         found, result = lexical_candidates(ctx.deps.store, ctx.filter, lut, terms, s.candidates_per_generator,
                                            s.lexical_max_df_share, s.lexical_max_postings, counts, ctx.lexical_doclists)
         ctx.lexical = result

@@ -62,21 +62,26 @@ class LexicalResult:
         return sum(by_term.get(term, 0.0) for term in terms)
 
 
-def lookup_key(lut: np.ndarray, records_version: int) -> tuple[int, str]:
+def lookup_key(lut, records_version: int) -> tuple[int, str]:
     """Identifies a readable set in one store state (for caching readable term counts)."""
+    if _is_sql(lut):  # PostgreSQL: the filter's SQL and parameters name the set
+        return records_version, hashlib.blake2b(repr(lut.key).encode(), digest_size=16).hexdigest()
     return records_version, hashlib.blake2b(np.packbits(lut).tobytes(), digest_size=16).hexdigest()
 
 
-def readable_lookup(index, mask: np.ndarray | None) -> np.ndarray:
+def readable_lookup(index, mask):
     """A boolean table indexed by record seq: True for the records the hard filter admits.
 
     Built from the search's index mask (the hard filter over the vector index's rows), so the
-    lexical generator can tell readable postings apart without reading any ``records`` row.
+    lexical generator can tell readable postings apart without reading any ``records`` row. On
+    PostgreSQL the mask is a :class:`~memory_core.index.pg_vector.SqlFilter` (the filter's SQL and
+    its row count, no list of rows) and is returned as it is: postings are then filtered in SQL.
     """
     if mask is None:
         return np.zeros(0, dtype=bool)
-    # a PostgreSQL mask carries its own seqs (the rows the filter's SQL returned)
-    seqs = np.asarray(mask.seqs if getattr(mask, "seqs", None) is not None else index.backend.seqs())
+    if _is_sql(mask):
+        return mask
+    seqs = np.asarray(index.backend.seqs())
     n = min(len(seqs), len(mask))
     allowed = seqs[:n][np.asarray(mask[:n], dtype=bool)]
     allowed = allowed[allowed >= 0]
@@ -85,22 +90,30 @@ def readable_lookup(index, mask: np.ndarray | None) -> np.ndarray:
     return lut
 
 
-def readable_postings(store, lut: np.ndarray, term: str, doclists: dict[str, np.ndarray] | None = None) -> np.ndarray:
+def _is_sql(readable) -> bool:
+    return hasattr(readable, "where") and hasattr(readable, "count")
+
+
+def readable_postings(store, lut, term: str, doclists: dict | None = None, cap: int | None = None) -> np.ndarray:
     """Seqs of the readable records holding ``term``, ascending (FTS5's doclist, then the lookup table).
 
     The doclist comes back as one ``group_concat`` string: for a term in tens of thousands of
     records that is an order of magnitude cheaper than a Python row per posting. ``doclists``
     keeps each term's unfiltered doclist for the search, so the lifecycle probe (another filter)
     does not ask FTS5 again.
-    """
-    postings = doclists.get(term) if doclists is not None else None
-    if postings is None and store.backend == "postgresql":
-        from ..store.pg.fulltext import doclist
 
-        with store.lock:
-            postings = doclist(store.conn, term)
-        if doclists is not None:
-            doclists[term] = postings
+    On PostgreSQL (``lut`` a SqlFilter) the postings are read already filtered, by one query joining
+    the full-text index to ``records`` under the filter's SQL, and at most ``cap + 1`` of them:
+    a term held by more readable records than the bound is left out whatever its exact count.
+    """
+    if _is_sql(lut):
+        key = (lut.key, cap, term)
+        if doclists is None or key not in doclists:
+            prefetch_postings(store, lut, [term], cap, doclists if doclists is not None else {})
+            if doclists is None:
+                return _sql_postings(store, lut, [term], cap)[term]
+        return doclists[key]
+    postings = doclists.get(term) if doclists is not None else None
     if postings is None:
         with store.lock:
             row = store.conn.execute("SELECT group_concat(rowid) FROM records_fts WHERE records_fts MATCH ?",
@@ -110,7 +123,23 @@ def readable_postings(store, lut: np.ndarray, term: str, doclists: dict[str, np.
         if doclists is not None:
             doclists[term] = postings
     postings = postings[postings < len(lut)]
-    return postings[lut[postings]]
+    postings = postings[lut[postings]]
+    return postings if cap is None else postings[:cap + 1]
+
+
+def prefetch_postings(store, readable, terms: list[str], cap: int | None, doclists: dict) -> None:
+    """PostgreSQL: the readable postings of every term not yet in ``doclists``, in one round trip."""
+    need = [term for term in dict.fromkeys(terms) if (readable.key, cap, term) not in doclists]
+    if need:
+        for term, postings in _sql_postings(store, readable, need, cap).items():
+            doclists[(readable.key, cap, term)] = postings
+
+
+def _sql_postings(store, readable, terms: list[str], cap: int | None) -> dict[str, np.ndarray]:
+    from ..store.pg.fulltext import readable_doclists
+
+    with store.lock:
+        return readable_doclists(store.conn, terms, readable.where, readable.params, cap)
 
 
 def lexical_search(store, lut: np.ndarray, terms: list[str], k: int, max_share: float, max_postings: int,
@@ -127,18 +156,27 @@ def lexical_search(store, lut: np.ndarray, terms: list[str], k: int, max_share: 
     result = LexicalResult(total=total)
     kept: list[tuple[str, float, np.ndarray]] = []
     known = known_counts if known_counts is not None else {}
+
+    def too_common(documents: int) -> bool:
+        return documents > max_postings or (total >= SHARE_MIN_RECORDS and documents > max_share * total)
+
+    if _is_sql(lut) and total:
+        doclists = doclists if doclists is not None else {}
+        prefetch_postings(store, lut, [t for t in terms if known.get(t) is None or not too_common(known[t])], max_postings, doclists)
     for term in terms:
         cached = known.get(term)
-        if cached is not None and (cached > max_postings or (total >= SHARE_MIN_RECORDS and cached > max_share * total)):
+        if cached is not None and too_common(cached):
             postings = None
             documents = cached
         else:
-            postings = readable_postings(store, lut, term, doclists) if total else np.zeros(0, dtype=np.int64)
+            # counting stops at max_postings + 1 (past it the term is left out whatever its count),
+            # on both backends, so the two report the same numbers
+            postings = readable_postings(store, lut, term, doclists, max_postings) if total else np.zeros(0, dtype=np.int64)
             documents = int(postings.size)
             known[term] = documents
         if documents > max_postings:
             result.terms.append({"term": term, "documents": documents, "idf": None, "used": False,
-                                 "reason": f"in {documents} readable records (more than {max_postings})"})
+                                 "reason": f"in more than {max_postings} readable records"})
             continue
         if total >= SHARE_MIN_RECORDS and documents > max_share * total:
             result.terms.append({"term": term, "documents": documents, "idf": None, "used": False,

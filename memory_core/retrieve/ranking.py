@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 from ..clock import parse_ts
-from ..store.records import fetch_records, restrict_links
+from ..store.records import blob_to_vector, fetch_records, restrict_links
 from .filters import index_mask
 from .fts_query import query_terms
 from . import gate_model
@@ -289,9 +291,12 @@ def lifecycle_probe(ctx: SearchContext) -> dict:
     if ctx.query_vec is not None:
         # Only rows the wider filter adds (superseded, expired, lapsed): usually few, so this is a
         # small gathered product, not a second scan of the whole matrix.
-        dense_mask = mask.copy()
-        if ctx.mask is not None and ctx.mask.shape == dense_mask.shape:
-            dense_mask &= ~ctx.mask
+        if hasattr(mask, "without"):  # PostgreSQL: the same difference, as SQL
+            dense_mask = mask.without(ctx.mask) if ctx.mask is not None else mask
+        else:
+            dense_mask = mask.copy()
+            if ctx.mask is not None and ctx.mask.shape == dense_mask.shape:
+                dense_mask &= ~ctx.mask
         for cand in dense_candidates(deps.store, deps.index, flt, dense_mask, ctx.query_vec, s.candidates_per_generator)[0]:
             found[cand.seq] = cand
     terms = query_terms(ctx.query, s.lexical_max_terms)
@@ -336,6 +341,18 @@ def collapse_window(limit: int) -> int:
     return max(3 * limit, limit + 10)
 
 
+def stored_vectors(blobs: list, dim: int) -> np.ndarray:
+    """Rows of unit vectors from stored embedding blobs (a zero row for a missing or mis-sized one, as
+    the index's ``vectors`` gives)."""
+    out = np.zeros((len(blobs), dim), dtype=np.float32)
+    for i, blob in enumerate(blobs):
+        if blob is not None:
+            vector = blob_to_vector(blob)
+            if vector.shape[0] == dim:
+                out[i] = vector
+    return out
+
+
 class CollapseStage:
     """Fetch the surviving records and fold near-duplicates into the better-ranked copy."""
 
@@ -349,9 +366,12 @@ class CollapseStage:
         ctx.ranking = ctx.ranking[:window]
         seqs = [c.seq for c in ctx.ranking]
         store = ctx.deps.store
+        # PostgreSQL keeps no vectors in memory: read them with the content, in the same statement
+        with_vectors = hasattr(ctx.deps.index, "search_with_rows")
         with store.lock:
             rows = {row[0]: row for row in store.conn.execute(
-                f"SELECT seq, status, content FROM records WHERE seq IN ({','.join('?' * len(seqs))})", seqs)}
+                f"SELECT seq, status, content{', embedding' if with_vectors else ''} FROM records "
+                f"WHERE seq IN ({','.join('?' * len(seqs))})", seqs)}
         present: list[Candidate] = []
         for cand in ctx.ranking:
             row = rows.get(cand.seq)
@@ -362,7 +382,10 @@ class CollapseStage:
             present.append(cand)
         # The vectors come from the in-memory index (already refreshed for this search), not from
         # the store's blobs: reading and decoding 30 blobs was most of this stage's time.
-        vectors = ctx.deps.index.vectors([c.seq for c in present])
+        if with_vectors:
+            vectors = stored_vectors([rows[c.seq]["embedding"] for c in present], ctx.deps.index.dim)
+        else:
+            vectors = ctx.deps.index.vectors([c.seq for c in present])
         kept_ids, absorbed = collapse_near_duplicates([c.record_id for c in present], vectors, threshold)
         by_id = {c.record_id: c for c in present}
         for cand in present:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..store.pg.fulltext import fold
-from .lexical import idf, readable_lookup
+from .lexical import idf, lookup_key, readable_lookup
 
 if TYPE_CHECKING:
     from .pipeline import SearchContext
@@ -85,19 +85,24 @@ def readable_prefix_count(ctx: SearchContext, prefix: str, lut: np.ndarray | Non
     """Readable records holding a word that starts with ``prefix`` (letters and digits only); ``lut``
     is the search's readable lookup table when the caller has it already."""
     store = ctx.deps.store
+    lut = readable_lookup(ctx.deps.index, ctx.mask) if lut is None else lut
     with store.lock:
         if store.backend == "postgresql":
             if not prefix or "'" in prefix or "\\" in prefix:
                 return 0  # a stem is letters and digits only; never build a tsquery from anything else
-            row = store.conn.execute_native(
-                "SELECT string_agg(rowid::text, ',') FROM records_fts WHERE lexemes @@ %s::tsquery", (f"'{prefix}':*",)).fetchone()
+            # the readable set is the filter's SQL (index/pg_vector.SqlFilter), never a list of seqs:
+            # each posting's record is checked against it, and the readable ones counted
+            row = store.conn.execute(
+                "SELECT count(*) FROM records_fts f WHERE f.lexemes @@ ?::tsquery AND (SELECT true FROM records r "
+                f"WHERE r.seq = f.rowid AND r.embedding_vec IS NOT NULL AND {lut.where})",
+                [f"'{prefix}':*", *lut.params]).fetchone()
+            return int(row[0]) if row else 0
         else:
             row = store.conn.execute("SELECT group_concat(rowid) FROM records_fts WHERE records_fts MATCH ?",
                                      (f'"{prefix}"*',)).fetchone()
     if not row or not row[0]:
         return 0
     postings = np.fromstring(row[0], dtype=np.int64, sep=",")
-    lut = readable_lookup(ctx.deps.index, ctx.mask) if lut is None else lut
     postings = postings[postings < len(lut)]
     return int(lut[postings].sum())
 
@@ -110,13 +115,22 @@ def term_weights(ctx: SearchContext, name_terms: set[str]) -> tuple[dict[str, fl
     weights: dict[str, float] = {}
     held: set[str] = set()
     lut = None
+    known: dict[str, int] = {}
     for term in key_terms(list(counts), name_terms):
         key = stem(term)
         if key in weights:
             continue
         if lut is None:
             lut = readable_lookup(ctx.deps.index, ctx.mask)
-        documents = readable_prefix_count(ctx, key, lut)
+            # the readable counts cache of this readable set and store state (exact, never stale):
+            # a stem's count is read once per store state, not once per search (on PostgreSQL a
+            # common stem's count checks each of its postings against the filter)
+            version = getattr(ctx.mask, "records_version", None)
+            known = ctx.deps.readable_term_counts(
+                lookup_key(lut, ctx.deps.store.records_version() if version is None else version))
+        documents = known.get(f"prefix:{key}")
+        if documents is None:
+            documents = known[f"prefix:{key}"] = readable_prefix_count(ctx, key, lut)
         weights[key] = max(weights.get(key, 0.0), idf(result.total, documents))
         if documents:
             held.add(key)

@@ -46,7 +46,8 @@ class LogStage:
         trace_blob = dumps_compressed(trace)
         result_ids = dumps([e.record_id for e in ctx.explanations])
         scopes_blob = dumps(scopes)
-        with ctx.deps.store.transaction() as conn:
+        # batched: on PostgreSQL the row goes to the server with BEGIN and COMMIT in one round trip
+        with ctx.deps.store.batched_transaction() as conn:
             request = _request_blob(conn, ctx)
             # The row's own timings are taken last, inside the transaction, so it is written once
             # and still records what the log write cost (everything but the commit itself).

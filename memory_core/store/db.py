@@ -187,6 +187,11 @@ class Store:
                 self._depth = 0
                 self.conn.execute("COMMIT")
 
+    def batched_transaction(self):
+        """A write transaction whose statements' results nobody reads (a search's log row). On SQLite
+        it is :meth:`transaction`; PostgreSQL sends such a transaction in one round trip."""
+        return self.transaction()
+
     def query(self, sql: str, params: Any = ()) -> list[sqlite3.Row]:
         with self.lock:
             return self.conn.execute(sql, params).fetchall()

@@ -20,7 +20,7 @@ def test_doctor_reports_a_healthy_postgresql_store(any_service, backend, capsys)
     names = {c.name for c in report.checks}
     assert {"fts rows", "vectors", "change feed", "orphan rows", "forgotten records"} <= names
     if backend == "postgresql":
-        assert {"pgvector column", "hnsw index"} <= names
+        assert {"pgvector column", "ivf index", "record counts"} <= names
         # the doctor can fail: a full-text row missing is reported
         any_service.store.conn.execute("DELETE FROM records_fts")
         assert not any_service.doctor().ok

@@ -1,5 +1,6 @@
 """Dense search on PostgreSQL runs in SQL (pgvector) under the hard filter: exact below
-``postgres.hnsw_min_records``, through an HNSW index above it."""
+``postgres.ann_min_records`` (or when the filter admits at most ``postgres.exact_max_rows`` rows),
+through an IVF index above it."""
 
 import numpy as np
 import pytest
@@ -35,7 +36,7 @@ def pg_service(new_target, clock):
         svc.close()
 
 
-def test_dense_search_is_an_exact_sql_scan_below_the_hnsw_size(pg_service):
+def test_dense_search_is_an_exact_sql_scan_below_the_index_size(pg_service):
     svc = pg_service()
     _fill(svc, 30)
     response = svc.search(agent_id="assistant", user_id="alice", query="sushi and ramen")
@@ -48,22 +49,32 @@ def test_dense_search_is_an_exact_sql_scan_below_the_hnsw_size(pg_service):
         assert cand["cosine"] == pytest.approx(float(vec @ query), abs=1e-4)
 
 
-def test_above_the_size_an_hnsw_index_serves_the_same_top_results(pg_service):
-    svc = pg_service(hnsw_min_records=40)
+def test_above_the_size_an_ivf_index_serves_the_same_top_results(pg_service):
+    svc = pg_service(ann_min_records=40, exact_max_rows=0)
     _fill(svc, 60)
     exact = [r.record_id for r in svc.search(agent_id="assistant", user_id="alice", query="jazz in Porto").results]
-    svc.index._maybe_build_hnsw(wait=True)
-    assert svc.index.has_hnsw()
+    svc.index._maybe_build_ann(wait=True)
+    assert svc.index.has_ann()
     # 60 rows: left alone the planner rightly prefers a scan; make it use the index to test that path
     svc.store.conn.execute_native("SET enable_seqscan = off")
     plan = "\n".join(r[0] for r in svc.store.query(
         "EXPLAIN SELECT seq FROM records r ORDER BY (r.embedding_vec::vector(%d)) <#> ?::vector(%d) LIMIT 5" % (svc.embedder.dim, svc.embedder.dim),
         ("[" + ",".join(["0.1"] * svc.embedder.dim) + "]",)))
-    assert "records_embedding_hnsw" in plan
+    assert "records_embedding_ivf" in plan
     response = svc.search(agent_id="assistant", user_id="alice", query="jazz in Porto")
     dense = next(s for s in response.trace.stages if s.name == "dense")
-    assert dense.outputs["index"]["method"] == "approximate"
+    assert dense.outputs["index"]["method"] == "approximate" and dense.outputs["index"]["index"] == "records_embedding_ivf"
     assert [r.record_id for r in response.results][:3] == exact[:3]
+
+
+def test_a_filter_admitting_few_rows_is_scanned_exactly_even_with_the_index(pg_service):
+    svc = pg_service(ann_min_records=40, exact_max_rows=100)
+    _fill(svc, 60)
+    svc.index._maybe_build_ann(wait=True)
+    assert svc.index.has_ann()
+    response = svc.search(agent_id="assistant", user_id="alice", query="jazz in Porto")
+    how = next(s for s in response.trace.stages if s.name == "dense").outputs["index"]
+    assert how["method"] == "exact" and how["admitted"] == 60 and "at most 100" in how["reason"]
 
 
 def test_the_dense_query_never_scores_an_unreadable_record(pg_service):
@@ -76,17 +87,80 @@ def test_the_dense_query_never_scores_an_unreadable_record(pg_service):
     assert ids and hidden not in ids
 
 
-def test_a_mask_switching_off_more_rows_than_a_statement_has_parameters_still_searches(pg_service):
-    # the empty path's lifecycle probe switches off every live admitted row: 600K at 1M records,
-    # past PostgreSQL's 65,535 parameters per statement if each seq were its own placeholder
-    from memory_core.index.pg_vector import _make_mask
+def test_the_hard_filter_is_sql_and_a_count_not_a_list_of_rows(pg_service):
+    # the readable set is never read row by row: the filter carries its SQL and an exact count
+    # (from record_counts, kept by triggers), which must equal counting the rows
+    from memory_core.index.pg_vector import SqlFilter
 
     svc = pg_service()
     _fill(svc, 12)
-    live = svc.store.query("SELECT seq FROM records ORDER BY seq")
-    kept, dropped = int(live[0][0]), [int(r[0]) for r in live[1:]]
-    seqs = np.array([kept, *dropped, *range(10_000_000, 10_070_000)], dtype=np.int64)
-    mask = _make_mask(seqs, "r.status != ?", ["deleted"])
-    mask[1:] = False
-    hits = svc.index.search(svc.embedder.embed(["sushi"])[0], 5, mask)
-    assert [seq for seq, _ in hits] == [kept]
+    mask = svc.index.mask(["user:alice"], ("provisional", "confirmed"))
+    assert isinstance(mask, SqlFilter)
+    assert mask.sum() == svc.store.scalar("SELECT count(*) FROM records WHERE scope_id = 'alice' "
+                                          "AND status IN ('provisional', 'confirmed') AND embedding_vec IS NOT NULL") > 0
+    assert svc.index.mask(["user:bob"], ("confirmed",)).sum() == 0
+
+
+def test_the_lifecycle_probe_difference_is_sql(pg_service):
+    # the probe searches the rows a wider filter adds to the search's own: expressed as SQL, so it
+    # costs the same at 1M readable rows as at 10 (it once listed every live row as a parameter)
+    svc = pg_service()
+    _fill(svc, 12)
+    oldest = svc.store.scalar("SELECT min(seq) FROM records")
+    svc.store.conn.execute_native("UPDATE records SET status = 'superseded' WHERE seq = %s", (oldest,))
+    live = svc.index.mask(["user:alice"], ("provisional", "confirmed"))
+    wide = svc.index.mask(["user:alice"], ("provisional", "confirmed", "superseded", "expired"))
+    added = wide.without(live)
+    assert added.sum() == 1
+    hits = svc.index.search(svc.embedder.embed(["sushi"])[0], 5, added)
+    assert [seq for seq, _ in hits] == [oldest]
+
+
+def _counts(store) -> dict:
+    return {tuple(r[:4]): r[4] for r in store.query("SELECT scope_kind, scope_id, status, type, n FROM record_counts WHERE n <> 0")}
+
+
+def _recounted(store) -> dict:
+    return {tuple(r[:4]): r[4] for r in store.query(
+        "SELECT scope_kind, scope_id, status, type, count(*) FROM records WHERE embedding_vec IS NOT NULL GROUP BY 1, 2, 3, 4")}
+
+
+def test_record_counts_follow_every_change_to_records(pg_service):
+    # the hard filter's count comes from record_counts: it must equal counting the rows after
+    # inserts, status changes, a vector removed, a multi-row update, a delete and a rolled-back change
+    svc = pg_service()
+    _fill(svc, 9)
+    assert _counts(svc.store) == _recounted(svc.store) and sum(_counts(svc.store).values()) == 9
+    first, second = (int(r[0]) for r in svc.store.query("SELECT seq FROM records ORDER BY seq LIMIT 2"))
+    conn = svc.store.conn
+    conn.execute_native("UPDATE records SET status = 'superseded' WHERE seq = %s", (first,))
+    conn.execute_native("UPDATE records SET embedding_vec = NULL WHERE seq = %s", (second,))
+    conn.execute_native("UPDATE records SET observations = observations + 1")  # touches every row, changes no count
+    conn.execute_native("UPDATE records SET scope_id = 'bob' WHERE seq IN (SELECT seq FROM records ORDER BY seq DESC LIMIT 3)")
+    assert _counts(svc.store) == _recounted(svc.store)
+    conn.execute_native("BEGIN")
+    conn.execute_native("UPDATE records SET status = 'expired'")
+    conn.execute_native("ROLLBACK")
+    assert _counts(svc.store) == _recounted(svc.store)
+    conn.execute_native("DELETE FROM record_entities")
+    conn.execute_native("DELETE FROM records_fts")
+    conn.execute_native("DELETE FROM records WHERE seq = %s", (first,))
+    assert _counts(svc.store) == _recounted(svc.store)
+    # what the hard filter reports is that count
+    assert svc.index.mask(["user:alice"], ("confirmed", "provisional")).sum() == svc.store.scalar(
+        "SELECT count(*) FROM records WHERE scope_id = 'alice' AND status IN ('confirmed', 'provisional') AND embedding_vec IS NOT NULL")
+
+
+def test_the_ivf_build_sets_the_memory_pgvector_needs(pg_service):
+    # pgvector refuses an IVF build whose k-means sample exceeds maintenance_work_mem (64 MB by
+    # default, less than 1,000 lists need): the backend's build sets its own. A database default of
+    # 1 MB here makes the build fail without that.
+    from memory_core.index.pg_vector import ivf_build_memory_mb
+
+    svc = pg_service(ann_min_records=40)
+    name = svc.store.scalar("SELECT current_database()")
+    svc.store.conn.execute_native(f"ALTER DATABASE {name} SET maintenance_work_mem = '1MB'")
+    _fill(svc, 150)  # enough table pages for pgvector to sample more than 1 MB of vectors
+    svc.index._maybe_build_ann(wait=True)
+    assert svc.index.has_ann()
+    assert ivf_build_memory_mb(1000, 384) > 80

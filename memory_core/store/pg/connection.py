@@ -143,10 +143,12 @@ class PgConnection:
             raise as_sqlite_error(exc) from exc
         self.raw.adapters.register_loader("numeric", _NumericLoader)
         self.in_transaction = False
+        self.statements = 0  # statements sent (each a round trip to the server), for the benchmarks
 
     def execute(self, sql: str, params: Any = ()) -> Cursor:
         statement, returning = translate(sql)
         upper = statement.lstrip()[:8].upper()
+        self.statements += 1
         try:
             if upper.startswith("BEGIN"):
                 self.raw.execute("BEGIN")
@@ -163,6 +165,7 @@ class PgConnection:
 
     def executemany(self, sql: str, seq_of_params) -> Cursor:
         statement, _ = translate(sql)
+        self.statements += 1
         try:
             with self.raw.cursor() as cur:
                 cur.executemany(statement, [_params(p) for p in seq_of_params])
@@ -172,6 +175,7 @@ class PgConnection:
 
     def execute_native(self, sql: str, params: Any = ()) -> Cursor:
         """Run PostgreSQL SQL as written (``%s`` placeholders), for the backend's own capabilities."""
+        self.statements += 1
         try:
             cur = self.raw.execute(sql, _params(params))
         except psycopg.Error as exc:

@@ -2,7 +2,7 @@
 
 SQLite's file checks (``integrity_check``, FTS5's structure, WAL and free pages) have no meaning
 here; in their place: the PostgreSQL migrations, one full-text row per non-deleted record, a
-pgvector value beside every embedding, the HNSW index state, the erasure pass (pending, and
+pgvector value beside every embedding, the IVF index state, the per-scope counts, the erasure pass (pending, and
 whether the server removes old WAL segments), and table sizes from the catalogue.
 """
 
@@ -34,10 +34,16 @@ def pg_checks(store, report) -> None:
     report.add("pgvector column", "fail" if unmatched else "ok",
                f"{unmatched} live record(s) whose pgvector value does not match the embedding" if unmatched
                else "every live embedding has its pgvector value")
-    hnsw = conn.execute("SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
-                        "WHERE c.relname = 'records_embedding_hnsw'").fetchone()
-    report.add("hnsw index", "ok" if hnsw is None or hnsw[0] else "warn",
-               "absent (exact search)" if hnsw is None else "valid" if hnsw[0] else "invalid (a failed build; it is rebuilt)")
+    ivf = conn.execute("SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+                       "WHERE c.relname = 'records_embedding_ivf'").fetchone()
+    report.add("ivf index", "ok" if ivf is None or ivf[0] else "warn",
+               "absent (exact search)" if ivf is None else "valid" if ivf[0] else "invalid (a failed build; it is rebuilt)")
+    counted = conn.execute("SELECT COALESCE(sum(n), 0) FROM record_counts").fetchone()[0]
+    rows = conn.execute("SELECT count(*) FROM records WHERE embedding_vec IS NOT NULL").fetchone()[0]
+    report.add("record counts", "ok" if counted == rows else "fail",
+               f"{rows} rows with a vector, counted per scope" if counted == rows else
+               f"record_counts says {counted} rows with a vector, the table has {rows} (a load with triggers off? "
+               "memory_core.store.pg.schema.recount_records fixes it)")
     pending = conn.execute("SELECT value FROM store_meta WHERE key = 'erase_pending_xid'").fetchone()
     if pending:
         report.add("erasure pass", "warn", "a forget's erasure pass has not completed yet (dead rows may still hold "

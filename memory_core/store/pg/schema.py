@@ -22,7 +22,16 @@ two column by column), with these PostgreSQL forms:
   ANALYZE would otherwise copy sample values (forgotten text among them) into ``pg_statistic``.
 
 Migration 2 is SQLite's 90-95 (search origin, ambient decisions, session context, host-issued
-memory decisions and fitness results). A later SQLite migration that changes the schema gets a
+memory decisions and fitness results).
+
+Migration 3 has no SQLite counterpart: ``record_counts``, the number of records with a vector per
+(scope, status, type), kept by statement-level triggers on ``records`` (transition tables, so a
+statement touching many rows updates each count once). The hard filter's admitted-row count is then
+a sum over a handful of rows instead of a count over the readable set (600K rows at 1M records:
+112 ms). A load that turns triggers off (``session_replication_role = replica``) must call
+:func:`recount_records` afterwards; ``agent-memory doctor`` compares the counts with the table.
+
+A later SQLite migration that changes the schema gets a
 PostgreSQL counterpart here with its own number (this list is independent of SQLite's); the
 schema parity test fails until it has one.
 """
@@ -431,6 +440,72 @@ def _p0002_ambient_and_host_memory(conn) -> None:
     for table, columns in AMBIENT_TEXT_COLUMNS.items():
         for column in columns:
             conn.execute_native(f"ALTER TABLE {table} ALTER COLUMN {column} SET STATISTICS 0")
+
+
+RECORD_COUNTS = """
+CREATE TABLE record_counts (
+    scope_kind text NOT NULL,
+    scope_id text NOT NULL,
+    status text NOT NULL,
+    type text NOT NULL,
+    n bigint NOT NULL,
+    PRIMARY KEY (scope_kind, scope_id, status, type)
+);
+
+CREATE FUNCTION record_counts_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO record_counts AS c (scope_kind, scope_id, status, type, n)
+        SELECT scope_kind, scope_id, status, type, count(*) FROM new_rows WHERE embedding_vec IS NOT NULL
+        GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+        ON CONFLICT (scope_kind, scope_id, status, type) DO UPDATE SET n = c.n + EXCLUDED.n;
+    RETURN NULL;
+END $$;
+
+CREATE FUNCTION record_counts_update() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO record_counts AS c (scope_kind, scope_id, status, type, n)
+        SELECT scope_kind, scope_id, status, type, sum(d) FROM (
+            SELECT scope_kind, scope_id, status, type, -1 AS d FROM old_rows WHERE embedding_vec IS NOT NULL
+            UNION ALL
+            SELECT scope_kind, scope_id, status, type, 1 AS d FROM new_rows WHERE embedding_vec IS NOT NULL) x
+        GROUP BY 1, 2, 3, 4 HAVING sum(d) <> 0 ORDER BY 1, 2, 3, 4
+        ON CONFLICT (scope_kind, scope_id, status, type) DO UPDATE SET n = c.n + EXCLUDED.n;
+    RETURN NULL;
+END $$;
+
+CREATE FUNCTION record_counts_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO record_counts AS c (scope_kind, scope_id, status, type, n)
+        SELECT scope_kind, scope_id, status, type, -count(*) FROM old_rows WHERE embedding_vec IS NOT NULL
+        GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+        ON CONFLICT (scope_kind, scope_id, status, type) DO UPDATE SET n = c.n + EXCLUDED.n;
+    RETURN NULL;
+END $$;
+
+CREATE TRIGGER records_count_insert AFTER INSERT ON records REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION record_counts_insert();
+CREATE TRIGGER records_count_update AFTER UPDATE ON records REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION record_counts_update();
+CREATE TRIGGER records_count_delete AFTER DELETE ON records REFERENCING OLD TABLE AS old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION record_counts_delete();
+"""
+
+RECOUNT = ("INSERT INTO record_counts (scope_kind, scope_id, status, type, n) "
+           "SELECT scope_kind, scope_id, status, type, count(*) FROM records WHERE embedding_vec IS NOT NULL "
+           "GROUP BY 1, 2, 3, 4")
+
+
+def recount_records(conn) -> None:
+    """Recompute ``record_counts`` from ``records`` (after a load that ran with triggers off)."""
+    conn.execute_native("DELETE FROM record_counts")
+    conn.execute_native(RECOUNT)
+
+
+@pg_migration(3, "record counts per scope, status and type (the hard filter's row count without reading the rows)")
+def _p0003_record_counts(conn) -> None:
+    for statement in split_statements(RECORD_COUNTS):
+        conn.execute_native(statement)
+    conn.execute_native(RECOUNT)
 
 
 def split_statements(script: str) -> list[str]:

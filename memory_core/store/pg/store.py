@@ -19,10 +19,14 @@ from __future__ import annotations
 
 import threading
 import time
+from contextlib import contextmanager
+
+import psycopg
 
 from ..urls import redact_url
 from ..db import Store
-from .connection import PgConnection
+from .connection import PgConnection, _params, as_sqlite_error
+from .translate import translate
 from .erasure import ErasureReport, erase_pass
 from .schema import pg_migrate
 
@@ -63,6 +67,34 @@ class PgStore(Store):
         """One writer at a time across every process and host: a transaction-scoped advisory lock
         (released by COMMIT or ROLLBACK, also when the writer dies)."""
         conn.execute_native("SELECT pg_advisory_xact_lock(%s)", (LOCK_WRITE,))
+
+    @contextmanager
+    def batched_transaction(self):
+        """A write transaction whose statements return nothing anybody reads (a search's log row), sent
+        in one round trip: the body only queues them; BEGIN, the advisory lock, the statements and
+        COMMIT then go to the server together in pipeline mode. All or nothing as any transaction: an
+        exception in the body sends nothing, a failing statement rolls the whole batch back.
+        Inside another transaction it simply joins it."""
+        with self.lock:
+            if self._depth:
+                with self.transaction() as conn:
+                    yield conn
+                return
+            batch = _Batch()
+            yield batch
+            raw = self.conn.raw
+            self.conn.statements += 1
+            try:
+                with raw.pipeline():
+                    raw.execute("BEGIN")
+                    raw.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_WRITE,))
+                    for statement, params in batch.statements:
+                        raw.execute(statement, params)
+                    raw.execute("COMMIT")
+            except psycopg.Error as exc:
+                if raw.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                    raw.execute("ROLLBACK")
+                raise as_sqlite_error(exc) from exc
 
     def transaction_id(self, conn: PgConnection) -> int:
         """The current transaction's id (64-bit), for the erasure pass's snapshot check."""
@@ -125,3 +157,14 @@ class PgStore(Store):
     @property
     def erase_pending(self) -> bool:
         return self._erase_pending
+
+
+class _Batch:
+    """Collects a batched transaction's statements (SQLite dialect, translated as the connection does)."""
+
+    def __init__(self) -> None:
+        self.statements: list[tuple[str, object]] = []
+
+    def execute(self, sql: str, params=()) -> None:
+        statement, _ = translate(sql)  # a RETURNING clause the rewrite adds is sent, its row ignored
+        self.statements.append((statement, _params(params)))

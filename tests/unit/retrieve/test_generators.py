@@ -90,7 +90,8 @@ def test_the_postings_bound_leaves_out_a_term_held_by_too_many_readable_records(
         write(alice, f"Roses bloom in bed {i}.", attribute=f"roses_{i}")
     ferns = write(alice, "Ferns and roses share the shade.", attribute="ferns")
     stage = _lexical(search(service, alice, "roses ferns"))
-    assert stage.outputs["dropped_terms"] == [{"term": "roses", "documents": 4, "reason": "in 4 readable records (more than 3)"}]
+    # counting stops at the bound + 1 (on PostgreSQL the postings are counted in SQL up to there)
+    assert stage.outputs["dropped_terms"] == [{"term": "roses", "documents": 4, "reason": "in more than 3 readable records"}]
     assert [c["id"] for c in stage.outputs["candidates"]] == [ferns]
 
 
