@@ -30,6 +30,8 @@ MAX_LEXEME_BYTES = 2_000  # PostgreSQL refuses lexemes from 2 KB; such a "word" 
 
 def fold(token: str) -> str:
     """Case-fold and strip diacritics, as FTS5's unicode61 with ``remove_diacritics 2`` does."""
+    if token.isascii():  # the common case, and exactly the same result: no diacritics, casefold is lower
+        return token.lower()
     decomposed = unicodedata.normalize("NFKD", token.casefold())
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
