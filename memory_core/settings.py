@@ -387,6 +387,19 @@ class PostgresSettings(_Section):
         "search is an exact scan of the rows the hard filter admits. The index is rebuilt when the store has grown "
         "to four times the size it was built for.",
     )
+    ann_index: Literal["ivfflat", "hnsw"] = Field(
+        "ivfflat",
+        description="PostgreSQL backend: the approximate index built from ann_min_records vectors: pgvector's ivfflat "
+        "(the default: 0.98 of the exact top 10 at 1M records, ties counted) or hnsw (m 16, ef_construction 64; "
+        "faster per probe but 0.66 on the same store, whose near-duplicate vectors suit graphs badly: "
+        "benchmarks/README.md). Changing it replaces the index in the background.",
+    )
+    hnsw_ef_search: int = Field(
+        100, ge=1, le=1000,
+        description="PostgreSQL backend with ann_index hnsw: pgvector's hnsw.ef_search (candidates kept while walking "
+        "the graph; higher is slower and closer to exact). Scans continue past it under a selective filter "
+        "(hnsw.iterative_scan relaxed_order).",
+    )
     ivf_probes: int = Field(
         32, ge=1, le=10_000,
         description="PostgreSQL backend: pgvector's ivfflat.probes (IVF lists scanned per search; higher is slower and "

@@ -20,8 +20,10 @@ index (pgvector ``ivfflat``, inner product, ``lists`` = the square root of the l
 the background with ``CREATE INDEX CONCURRENTLY`` and rebuilt when the store has grown fourfold)
 serves the query: the ``postgres.ivf_probes`` lists nearest the query are scanned exactly and the
 filter is checked on every row they hold (``ivfflat.iterative_scan = relaxed_order`` scans more lists
-when a selective filter leaves fewer than ``k``). IVF, not HNSW: on the 1M benchmark store HNSW
-missed a third of the exact top 10 even without a filter (benchmarks/README.md). Returned cosines
+when a selective filter leaves fewer than ``k``). IVF by default, not HNSW: on the 1M benchmark
+store HNSW missed a third of the exact top 10 even without a filter (benchmarks/README.md), though
+``postgres.ann_index = "hnsw"`` builds pgvector's HNSW graph instead (``postgres.hnsw_ef_search``,
+iterative scans under a filter) for stores whose vectors suit it. Returned cosines
 are always computed from the stored vectors, and the filter is in the WHERE clause whatever the
 path, so no row outside it is ever returned.
 """
@@ -41,8 +43,13 @@ from ..store.records import blob_to_vector, vector_literal
 
 log = logging.getLogger(__name__)
 
-ANN_INDEX = "records_embedding_ivf"
+ANN_INDEX = "records_embedding_ivf"  # the approximate index, of either kind (the name is kept from when only IVF was built)
 OLD_HNSW_INDEX = "records_embedding_hnsw"
+ANN_KINDS = ("ivfflat", "hnsw")
+HNSW_M, HNSW_EF_CONSTRUCTION = 16, 64  # pgvector's defaults
+# An HNSW build is fastest when the graph fits in maintenance_work_mem (about 1.5 GB at 1M x 384
+# dimensions); with less it goes on, slower, writing the graph as it grows.
+HNSW_BUILD_MEMORY_MB = 2048
 
 
 class SqlFilter:
@@ -96,8 +103,12 @@ class PgVectorIndex:
     """pgvector-backed dense search for a :class:`~memory_core.store.pg.store.PgStore`."""
 
     def __init__(self, store, dim: int, ann_min_records: int = 100_000, probes: int = 32,
-                 exact_max_rows: int = 10_000) -> None:
+                 exact_max_rows: int = 10_000, *, kind: str = "ivfflat", ef_search: int = 100) -> None:
+        if kind not in ANN_KINDS:
+            raise ValueError(f"unknown approximate index {kind!r} (one of {', '.join(ANN_KINDS)})")
         self.store = store
+        self.kind = kind
+        self.ef_search = ef_search
         self.dim = dim
         self.ann_min_records = ann_min_records
         self.probes = probes
@@ -111,6 +122,8 @@ class PgVectorIndex:
             # under a selective filter the first probes may hold fewer than k admitted rows: more
             # lists are then scanned until k are found
             store.conn.execute_native("SET ivfflat.iterative_scan = relaxed_order")
+            store.conn.execute_native(f"SET hnsw.ef_search = {int(ef_search)}")
+            store.conn.execute_native("SET hnsw.iterative_scan = relaxed_order")
 
     # -- the filter as SQL ---------------------------------------------------------------------
 
@@ -201,10 +214,16 @@ class PgVectorIndex:
             order = f"(r.embedding_vec::vector({self.dim})) <#> ?::vector({self.dim})"
             # the number of lists is left out: it follows the size of the whole store, which a
             # principal must not learn from its own searches
-            how = {"method": "approximate", "index": ANN_INDEX, "engine": "pgvector (ivfflat)", "admitted": admitted,
-                   "probes": self.probes, "iterative_scan": "relaxed_order",
-                   "reason": f"IVF index over the whole store: the {self.probes} lists nearest the query are scanned "
-                             f"exactly, the filter checked on every row they hold ({admitted} rows admitted)"}
+            if self.kind == "hnsw":
+                how = {"method": "approximate", "index": ANN_INDEX, "engine": "pgvector (hnsw)", "admitted": admitted,
+                       "ef_search": self.ef_search, "iterative_scan": "relaxed_order",
+                       "reason": f"HNSW graph over the whole store: {self.ef_search} candidates kept while walking it, the "
+                                 f"filter checked on every row reached, more walked until enough pass ({admitted} rows admitted)"}
+            else:
+                how = {"method": "approximate", "index": ANN_INDEX, "engine": "pgvector (ivfflat)", "admitted": admitted,
+                       "probes": self.probes, "iterative_scan": "relaxed_order",
+                       "reason": f"IVF index over the whole store: the {self.probes} lists nearest the query are scanned "
+                                 f"exactly, the filter checked on every row they hold ({admitted} rows admitted)"}
         # ``columns`` (the caller's record columns over ``r``) come back in the same statement: the
         # dense generator then needs no second round trip for the hits' rows
         extra = f", {columns}" if columns else ""
@@ -259,14 +278,21 @@ class PgVectorIndex:
         return self.ann_lists() > 0
 
     def ann_lists(self) -> int:
-        """The valid IVF index's number of lists (0: no valid index). Checked again at most once a minute."""
+        """The valid approximate index of the configured kind: an IVF index's number of lists, 1 for an
+        HNSW graph, 0 when there is none (an index of the other kind counts as none: it is replaced).
+        Checked again at most once a minute."""
         if self._lists is None or time.monotonic() - self._checked_at > 60:
             self._checked_at = time.monotonic()
             row = self.store.query_one(
-                "SELECT c.reloptions FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = ? AND i.indisvalid",
-                (ANN_INDEX,))
-            options = dict(o.split("=", 1) for o in (row[0] or [])) if row else {}
-            self._lists = int(options.get("lists", 100)) if row else 0
+                "SELECT c.reloptions, a.amname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+                "JOIN pg_am a ON a.oid = c.relam WHERE c.relname = ? AND i.indisvalid", (ANN_INDEX,))
+            if row is None or row[1] != self.kind:
+                self._lists = 0
+            elif self.kind == "hnsw":
+                self._lists = 1
+            else:
+                options = dict(o.split("=", 1) for o in (row[0] or []))
+                self._lists = int(options.get("lists", 100))
         return self._lists
 
     def _maybe_build_ann(self, wait: bool = False) -> None:
@@ -277,7 +303,8 @@ class PgVectorIndex:
         live = self.count()
         # built once the store reaches ann_min_records; rebuilt when it has grown to four times the
         # size its lists were made for (the lists' centres then describe a quarter of the vectors)
-        if live < self.ann_min_records or (lists and live <= 4 * lists * lists):
+        # (an HNSW graph takes every insert as it comes: it is never rebuilt for growth)
+        if live < self.ann_min_records or (lists and (self.kind == "hnsw" or live <= 4 * lists * lists)):
             return
         self._building = threading.Thread(target=self._build_logged, args=(ivf_lists(live),), daemon=True, name="pg-ivf-build")
         self._building.start()
@@ -288,20 +315,23 @@ class PgVectorIndex:
         try:
             self.build_ann(lists)
         except Exception:  # noqa: BLE001 - a background build: searches stay exact; retried a minute later
-            log.warning("building the IVF index (%d lists) failed; dense search stays exact", lists, exc_info=True)
+            log.warning("building the %s index failed; dense search stays exact", self.kind, exc_info=True)
 
     def build_ann(self, lists: int) -> None:
-        """Create (or replace) the IVF index without blocking writers: built concurrently under a new
-        name, then swapped in (its own connection: CONCURRENTLY needs autocommit)."""
+        """Create (or replace) the approximate index of the configured kind (``lists`` is used by IVF)
+        without blocking writers: built concurrently under a new name, then swapped in (its own
+        connection: CONCURRENTLY needs autocommit)."""
         import psycopg
 
         with psycopg.connect(self.store.url, autocommit=True) as conn:
             # pgvector refuses to build when its k-means sample does not fit maintenance_work_mem
             # (64 MB by default; 1,000 lists of 384 dimensions need about 80 MB)
-            conn.execute(f"SET maintenance_work_mem = '{ivf_build_memory_mb(lists, self.dim)}MB'")
+            memory = ivf_build_memory_mb(lists, self.dim) if self.kind == "ivfflat" else HNSW_BUILD_MEMORY_MB
+            conn.execute(f"SET maintenance_work_mem = '{memory}MB'")
             conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {ANN_INDEX}_new")  # an invalid leftover of a failed build
-            conn.execute(f"CREATE INDEX CONCURRENTLY {ANN_INDEX}_new ON records USING ivfflat "
-                         f"((embedding_vec::vector({self.dim})) vector_ip_ops) WITH (lists = {int(lists)})")
+            options = f"lists = {int(lists)}" if self.kind == "ivfflat" else f"m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION}"
+            conn.execute(f"CREATE INDEX CONCURRENTLY {ANN_INDEX}_new ON records USING {self.kind} "
+                         f"((embedding_vec::vector({self.dim})) vector_ip_ops) WITH ({options})")
             # swapped by renames, so searches always find one valid index, then the old one goes
             conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {ANN_INDEX}_old")
             conn.execute(f"ALTER INDEX IF EXISTS {ANN_INDEX} RENAME TO {ANN_INDEX}_old")

@@ -63,7 +63,8 @@ class MemoryService(ExtractionMethods, AmbientMethods):
         r = settings.retrieval  # the approximate backend only engages above r.ann_min_records rows
         if store.backend == "postgresql":  # dense search runs in the database (pgvector)
             pg = settings.postgres
-            self.index = PgVectorIndex(store, embedder.dim, pg.ann_min_records, pg.ivf_probes, pg.exact_max_rows)
+            self.index = PgVectorIndex(store, embedder.dim, pg.ann_min_records, pg.ivf_probes, pg.exact_max_rows,
+                                       kind=pg.ann_index, ef_search=pg.hnsw_ef_search)
             store.erase_delay_s = pg.erase_delay_s
         else:
             self.index = VectorIndex(store, embedder.dim, backend_factory(r.ann_min_records, r.ann_exact_below_allowed, r.ann_nprobe))

@@ -164,3 +164,42 @@ def test_the_ivf_build_sets_the_memory_pgvector_needs(pg_service):
     svc.index._maybe_build_ann(wait=True)
     assert svc.index.has_ann()
     assert ivf_build_memory_mb(1000, 384) > 80
+
+
+def test_the_hnsw_option_builds_a_graph_that_serves_the_same_top_results(pg_service):
+    svc = pg_service(ann_min_records=40, exact_max_rows=0, ann_index="hnsw", hnsw_ef_search=40)
+    _fill(svc, 60)
+    exact = [r.record_id for r in svc.search(agent_id="assistant", user_id="alice", query="jazz in Porto").results]
+    svc.index._maybe_build_ann(wait=True)
+    assert svc.index.has_ann()
+    assert svc.store.scalar("SELECT a.amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE c.relname = 'records_embedding_ivf'") == "hnsw"
+    svc.store.conn.execute_native("SET enable_seqscan = off")
+    response = svc.search(agent_id="assistant", user_id="alice", query="jazz in Porto")
+    dense = next(s for s in response.trace.stages if s.name == "dense")
+    assert dense.outputs["index"]["engine"] == "pgvector (hnsw)" and dense.outputs["index"]["ef_search"] == 40
+    assert [r.record_id for r in response.results][:3] == exact[:3]
+    # bob's records are never returned to alice's agent, whichever index proposes them
+    assert all(r.record.scope == "user:alice" for r in response.results)
+
+
+def test_changing_the_index_kind_replaces_the_index(pg_service, new_target):
+    svc = pg_service(ann_min_records=40, exact_max_rows=0)
+    _fill(svc, 60)
+    svc.index._maybe_build_ann(wait=True)
+    assert svc.index.has_ann()
+    url = svc.store.url
+    svc.close()
+    settings = default_settings(postgres={"ann_min_records": 40, "exact_max_rows": 0, "ann_index": "hnsw"},
+                                retrieval={"lexical_max_df_share": 1.0})
+    with MemoryService.open(url, settings, clock=svc.clock, embedder=HashingEmbedder()) as again:
+        assert not again.index.has_ann()  # an IVF index is not the HNSW graph asked for: searches stay exact meanwhile
+        response = again.search(agent_id="assistant", user_id="alice", query="jazz in Porto")
+        assert next(s for s in response.trace.stages if s.name == "dense").outputs["index"]["method"] == "exact"
+        again.index._maybe_build_ann(wait=True)
+        assert again.index.has_ann()
+        assert again.store.scalar("SELECT a.amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE c.relname = 'records_embedding_ivf'") == "hnsw"
+
+
+def test_an_unknown_index_kind_is_refused():
+    with pytest.raises(Exception):
+        default_settings(postgres={"ann_index": "annoy"})
