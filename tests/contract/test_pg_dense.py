@@ -169,17 +169,23 @@ def test_the_ivf_build_sets_the_memory_pgvector_needs(pg_service):
 def test_the_hnsw_option_builds_a_graph_that_serves_the_same_top_results(pg_service):
     svc = pg_service(ann_min_records=40, exact_max_rows=0, ann_index="hnsw", hnsw_ef_search=40)
     _fill(svc, 60)
+    bob = svc.start_session(agent_id="assistant", user_id="bob")
+    for i in range(20):  # bob's notes on the same topics: in the graph, never in alice's answers
+        write(bob, f"Bob's note {i}: jazz in Porto, {TOPICS[i % 10]} on day {i}.", attribute=f"b{i}")
     exact = [r.record_id for r in svc.search(agent_id="assistant", user_id="alice", query="jazz in Porto").results]
     svc.index._maybe_build_ann(wait=True)
     assert svc.index.has_ann()
     assert svc.store.scalar("SELECT a.amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE c.relname = 'records_embedding_ivf'") == "hnsw"
+    alice_ids = {row[0] for row in svc.store.query("SELECT id FROM records WHERE scope_id = 'alice'")}
+    assert svc.store.scalar("SELECT count(*) FROM records WHERE scope_id = 'bob'") == 20
     svc.store.conn.execute_native("SET enable_seqscan = off")
     response = svc.search(agent_id="assistant", user_id="alice", query="jazz in Porto")
     dense = next(s for s in response.trace.stages if s.name == "dense")
     assert dense.outputs["index"]["engine"] == "pgvector (hnsw)" and dense.outputs["index"]["ef_search"] == 40
     assert [r.record_id for r in response.results][:3] == exact[:3]
     # bob's records are never returned to alice's agent, whichever index proposes them
-    assert all(r.record.scope == "user:alice" for r in response.results)
+    assert response.results and all(r.record.scope == "user:alice" for r in response.results)
+    assert all(c["id"] in alice_ids for c in dense.outputs["candidates"])
 
 
 def test_changing_the_index_kind_replaces_the_index(pg_service, new_target):
