@@ -56,7 +56,9 @@ def markdown(result: dict, r: dict) -> str:
             if key in ours["latency"] and key in theirs.get("latency", {}):
                 rows[-1] += [" / ".join(str(x) for x in ours["latency"][key].get("load_average", [])) or "-",
                              " / ".join(str(x) for x in theirs["latency"][key].get("load_average", [])) or "-"]
-        lines += [f"Search latency, {result['queries']} queries as one of ten users, query embedding inside each call, our "
+        lines += [("Search latency from the previous latency sweep (`results/peer_mem0_latency.json`; this run skipped it), "
+                   if result.get("latency_from_previous_run") else "Search latency, ")
+                  + f"{result['queries']} queries as one of ten users, query embedding inside each call, our "
                   f"query-vector cache off ({result.get('our_runtime', 'torch')} embedder), ms; load average (1 min) before / "
                   "after each side's sweep of that size:", "",
                   rep.table(["records", "ours p50", "ours p95", "mem0 p50", "mem0 p95", "p50 ratio ours/mem0", "load ours",

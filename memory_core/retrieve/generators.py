@@ -129,7 +129,8 @@ ENTITY_LINK_SCAN = 4  # links examined per matched entity, as a multiple of k (n
 
 
 def entity_candidates(store, flt: HardFilter, entities: list[dict[str, str]], k: int) -> list[Candidate]:
-    """Records linked to the matched entities, passing the filter, most recent first.
+    """Records linked to the matched entities, passing the filter: those linked to more of them
+    first, then the most recent (the fusion treats records linked to equally many as tied).
 
     Only the ``ENTITY_LINK_SCAN * k`` most recently made links of each entity are examined, so an
     entity linked to thousands of records (a big project) costs no more than a small one.
@@ -145,7 +146,7 @@ def entity_candidates(store, flt: HardFilter, entities: list[dict[str, str]], k:
     sql = (
         f"SELECT {_META}, group_concat(x.entity_id) AS entity_ids FROM ({recent}) x "
         f"JOIN records r ON r.id = x.record_id WHERE {where} "
-        f"GROUP BY r.seq ORDER BY COALESCE(r.event_at, r.created_at) DESC, r.seq DESC LIMIT ?"
+        f"GROUP BY r.seq ORDER BY count(DISTINCT x.entity_id) DESC, COALESCE(r.event_at, r.created_at) DESC, r.seq DESC LIMIT ?"
     )
     scan = ENTITY_LINK_SCAN * k
     with store.lock:

@@ -189,11 +189,19 @@ def probe_rest_supported(ctx: SearchContext, cands: list, floors: GateFloors) ->
 
 def linked_to_all(ctx: SearchContext, names: list[str]) -> str | None:
     """A candidate linked to every one of two or more named entities ("what did I discuss with Emeka
-    about Helix?"): names that occur together are a specific match, not a mention. Its id, or None."""
+    about Helix?"): names that occur together are a specific match, not a mention. Its id, or None.
+
+    Only a candidate that is strong on its own counts (its cosine or lexical score at its floor): a
+    record that merely links both names and shares nothing else with the question ("When did Alice
+    join Northwind?" against "The user leads product for Atlas here at Northwind") is two mentions,
+    not an answer, and the rest of the question is judged as for one name."""
     name_of = {e["id"]: e["name"] for e in ctx.entities if e["name"] in names}  # a name may be several entities (scopes)
-    if len(set(name_of.values())) < 2 or not ctx.ranking:
+    s = ctx.settings
+    strong = [c for c in ctx.ranking if (c.cosine is not None and c.cosine >= s.cosine_floor)
+              or (c.lexical is not None and c.lexical >= s.lexical_floor)]
+    if len(set(name_of.values())) < 2 or not strong:
         return None
-    by_id = {c.record_id: c for c in ctx.ranking}
+    by_id = {c.record_id: c for c in strong}
     store = ctx.deps.store
     with store.lock:
         rows = store.conn.execute(

@@ -27,6 +27,7 @@ from .scoring import (
     gate_check,
     gate_set,
     rrf_fuse,
+    tied_ranks,
     truncate_to_tokens,
 )
 
@@ -74,7 +75,12 @@ class FusionStage:
 
     def run(self, ctx: SearchContext) -> SearchContext:
         lists, left_out = fusion_lists(ctx)
-        fused = rrf_fuse(lists, ctx.settings.rrf_k)
+        ranks = {}
+        if lists.get("entity"):
+            # An exact alias match is a yes-or-no signal and the list's order is recency, which says
+            # nothing about the question: records linked to equally many of the query's names tie.
+            ranks["entity"] = tied_ranks([len(ctx.pool[seq].entities) for seq in lists["entity"]])
+        fused = rrf_fuse(lists, ctx.settings.rrf_k, ranks)
         ctx.ranking = []
         for rank, (seq, score) in enumerate(fused, start=1):
             cand = ctx.pool[seq]
@@ -88,6 +94,9 @@ class FusionStage:
                 ctx.ranking.append(cand)
         if left_out:
             ctx.note(left_out)
+        elif "entity" in ranks and len(set(ranks["entity"])) < len(ranks["entity"]):
+            ctx.note("entity list fused with ties: records linked to the same number of the query's names share the "
+                     "mean of their ranks (the list is in recency order, which says nothing about the question)")
         if "name_stripped" in lists:
             ctx.note(f"name-stripped list fused: the candidates ordered by cosine to \"{ctx.rest_query.text}\"")
         ctx.io(inputs={name: len(ctx.generated.get(name, [])) for name in ("dense", "lexical", "entity")}

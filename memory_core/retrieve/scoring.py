@@ -19,21 +19,44 @@ K = TypeVar("K", bound=Hashable)
 # -- reciprocal-rank fusion ----------------------------------------------------------------------
 
 
-def rrf_fuse(ranked: Mapping[str, Sequence[K]], k: float) -> list[tuple[K, float]]:
+def tied_ranks(groups: Sequence[Hashable]) -> list[float]:
+    """Fractional ranks for a list whose items come in tied groups: ``groups`` holds each position's
+    group (equal groups adjacent), and every item gets the mean of the positions its group spans
+    ([a, a, a, b] gives [2, 2, 2, 4]), so a tie moves no weight into or out of the list."""
+    out: list[float] = []
+    start = 0
+    while start < len(groups):
+        end = start
+        while end + 1 < len(groups) and groups[end + 1] == groups[start]:
+            end += 1
+        out.extend([(start + end) / 2 + 1] * (end - start + 1))
+        start = end + 1
+    return out
+
+
+def rrf_fuse(ranked: Mapping[str, Sequence[K]], k: float,
+             ranks: Mapping[str, Sequence[float]] | None = None) -> list[tuple[K, float]]:
     """Reciprocal-rank fusion: each item scores the sum of 1/(k + rank) over the lists holding it.
 
-    Ranks start at 1. Ties are broken by the item's best single rank, then by the number of lists
-    holding it, then by the item itself, so the order never depends on the order of the lists.
+    Ranks start at 1; ``ranks`` may give a list's ranks explicitly, one per position (tied items
+    share one, :func:`tied_ranks`). Ties are broken by the item's best single rank, then by the
+    number of lists holding it, then by the item itself, so the order never depends on the order of
+    the lists.
     """
     if k <= 0:
         raise ValueError("the RRF constant must be positive")
+    ranks = ranks or {}
     scores: dict[K, float] = {}
-    best: dict[K, int] = {}
+    best: dict[K, float] = {}
     hits: dict[K, int] = {}
     for name in sorted(ranked):  # a fixed summation order keeps float sums (and ties) identical
         items = ranked[name]
+        given = ranks.get(name)
+        if given is not None and len(given) != len(items):
+            raise ValueError(f"list {name!r} has {len(items)} items but {len(given)} ranks")
         seen: set[K] = set()
-        for rank, item in enumerate(items, start=1):
+        for position, item in enumerate(items, start=1):
+            rank = given[position - 1] if given is not None else position
             if item in seen:
                 continue  # a list naming an item twice counts it once, at its better rank
             seen.add(item)
@@ -170,20 +193,25 @@ def short_list_check(rest: NameRest, floors: GateFloors, names: str) -> tuple[bo
     stem coverage of the other words, or the entity-support lexical floor on the other words)."""
     if not floors.short_list_names:
         return True, ""
+    # The query also spells a name no readable record holds ("What is Bob's GitHub username?"): the
+    # rest must then clear the unknown-name floor, as any query naming such a thing must (gate_check).
+    cosine_floor = max(floors.cosine, floors.cosine_unknown_name) if rest.unheld else floors.cosine
     for value in (rest.cosine, rest.cover_joint):
-        if value is not None and value >= floors.cosine:
+        if value is not None and value >= cosine_floor:
             return True, ""
     if rest.lexical is not None and rest.lexical >= floors.entity_support_lexical:
         return True, ""
     parts = []
-    for label, value, floor in (("best cosine without the name", rest.cosine, floors.cosine),
-                                ("with half its coverage of the other words", rest.cover_joint, floors.cosine),
+    for label, value, floor in (("best cosine without the name", rest.cosine, cosine_floor),
+                                ("with half its coverage of the other words", rest.cover_joint, cosine_floor),
                                 ("best lexical score on the other words", rest.lexical, floors.entity_support_lexical)):
         if value is not None:
             a, b = _fmt(value, floor, 2)
             parts.append(f"{label} {a} < {b}")
     if rest.lexical is None:
         parts.append("no record holds another word of the question")
+    if rest.unheld and cosine_floor > floors.cosine:
+        parts.append(f"the cosine floor is {cosine_floor:g} because no readable record holds {', '.join(rest.unheld)}")
     return False, f"mentions {names}, but nothing about the rest of the question ({'; '.join(parts)})"
 
 

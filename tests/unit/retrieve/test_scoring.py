@@ -11,6 +11,7 @@ from memory_core.retrieve.scoring import (
     gate_check,
     gate_set,
     rrf_fuse,
+    tied_ranks,
     truncate_to_tokens,
     weak_reason,
 )
@@ -104,3 +105,20 @@ def test_fit_budget_skips_what_does_not_fit_and_respects_the_limit():
     assert fit_budget([10, 50, 5, 5], budget=30, limit=10) == [("keep", 10), ("over_budget", 10), ("keep", 15), ("keep", 20)]
     assert fit_budget([10, 10, 10], budget=100, limit=2) == [("keep", 10), ("keep", 20), ("over_limit", 20)]
     assert fit_budget([500, 10], budget=100, limit=5) == [("truncate", 100), ("over_budget", 100)]
+
+
+def test_tied_ranks_share_the_mean_of_the_positions_they_span():
+    assert tied_ranks([]) == []
+    assert tied_ranks([2, 2, 2, 1]) == [2.0, 2.0, 2.0, 4.0]
+    assert tied_ranks(["a", "b", "b", "c"]) == [1.0, 2.5, 2.5, 4.0]
+    assert tied_ranks([1, 1, 2, 1]) == [1.5, 1.5, 3.0, 4.0]  # only adjacent equal groups tie
+
+
+def test_rrf_takes_explicit_ranks_so_tied_items_score_alike():
+    lists = {"dense": ["b", "a"], "entity": ["a", "b", "c"]}
+    tied = dict(rrf_fuse(lists, 5, {"entity": [2.0, 2.0, 2.0]}))
+    assert tied["a"] == pytest.approx(1 / 7 + 1 / 7) and tied["b"] == pytest.approx(1 / 6 + 1 / 7)
+    assert [i for i, _ in rrf_fuse(lists, 5, {"entity": [2.0, 2.0, 2.0]})] == ["b", "a", "c"]
+    assert [i for i, _ in rrf_fuse(lists, 5)] == ["a", "b", "c"]  # by position, the entity list's first wins
+    with pytest.raises(ValueError, match="3 items but 2 ranks"):
+        rrf_fuse(lists, 5, {"entity": [1.0, 2.0]})

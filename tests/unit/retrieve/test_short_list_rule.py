@@ -59,3 +59,35 @@ def test_a_name_the_caller_gave_as_an_entity_hint_is_evidence_by_itself(make_ser
     assert search(service, alice, "what is Priya working on").empty  # a mention of a name is not relevance ...
     hinted = search(service, alice, "what is Priya working on", entity_hints=["priya"])  # ... but the caller said it is about Priya
     assert hinted.record_ids[0] == ticket and hinted.trace.stage("gate").outputs["known_names"] == []
+
+
+def test_a_name_no_record_holds_raises_the_floor_the_rest_must_clear():
+    """'What is Bob's GitHub username?' asked of a memory that knows Bob but has never seen the word
+    GitHub: the rest must clear the unknown-name floor, as any query naming such a thing must."""
+    github = NameRest(("Bob",), 0.43, None, full_cosine=0.72, cover=0.0, cover_joint=0.43, unheld=("GitHub",), short=True)
+    ok, reason = name_rest_check(github, SHIPPED)
+    assert not ok
+    assert reason == ("mentions bob, but nothing about the rest of the question (best cosine without the name 0.43 < 0.60; "
+                      "with half its coverage of the other words 0.43 < 0.60; no record holds another word of the question; "
+                      "the cosine floor is 0.6 because no readable record holds GitHub)")
+    assert name_rest_check(NameRest(("Bob",), 0.43, None, cover_joint=0.43, short=True), SHIPPED) == (True, "")  # all held
+    assert name_rest_check(NameRest(("Bob",), 0.65, None, unheld=("GitHub",), short=True), SHIPPED) == (True, "")
+    # the lexical route is unchanged: the other words are there
+    assert name_rest_check(NameRest(("Bob",), 0.1, 0.6, unheld=("GitHub",), short=True), SHIPPED) == (True, "")
+
+
+def test_records_linked_to_a_short_list_name_tie_in_the_fusion_instead_of_ranking_by_recency(make_service, clock):
+    """The entity list is in recency order, which says nothing about the question: the newest record
+    linked to Alice used to get the list's first rank and could outrank the one that answers."""
+    service = make_service()
+    alice = _principal(service)
+    manager = write(alice, "Sam Patel is Alice's manager.", about="Alice", about_kind="person", attribute="manager")
+    for i, text in enumerate(["Alice likes long walks in the hills.", "Alice keeps her notes in a paper diary.", "Alice is away."]):
+        clock.advance(days=1)
+        write(alice, text, about="Alice", about_kind="person", attribute=f"other{i}")
+    response = search(service, alice, "Who is Alice's manager?")
+    fusion = response.trace.stage("fusion")
+    assert response.record_ids[0] == manager
+    assert any("entity list fused with ties" in note for note in fusion.notes)
+    fused = {c["id"]: c for c in fusion.outputs["fused"]}
+    assert fused[manager]["entity_rank"] == 4  # last by recency, yet first in the fused order
