@@ -105,3 +105,19 @@ def test_two_names_that_a_record_links_together_are_a_specific_match(make_servic
     assert not response.empty and gate["names_linked_together_by"] == both and gate["known_names"] == []
     one = search(service, alice, "What did the user discuss with Emeka about the weather?")  # one name: the rule judges it
     assert one.empty and one.empty_reason.startswith("mentions emeka, but nothing about the rest of the question")
+
+
+def test_a_record_linking_two_names_exempts_the_set_only_when_it_is_strong_on_its_own(make_service):
+    """'When did Alice join Northwind?' against a record that links both names and shares nothing
+    else with the question: two mentions, not an answer; the names are judged as for one name."""
+    service = make_service(cosine_floor=0.95, lexical_floor=1.0, entity_support_cosine=0.05, name_model_floor=-1.0,
+                           name_rest_cosine=0.99, name_rest_lexical=1.0, candidates_per_generator=2)
+    alice = _principal(service)
+    both = write(alice, "Product lead for Atlas here at Northwind.", mentions=["Emeka", "Helix"], attribute="role")
+    write(alice, "Emeka likes tea.", mentions=["Emeka"], attribute="tea")
+    write(alice, "Helix ships in May.", mentions=["Helix"], attribute="ship")
+    response = search(service, alice, "When did Emeka join Helix?")
+    gate = response.trace.stage("gate").outputs
+    assert gate["names_linked_together_by"] is None and sorted(gate["known_names"]) == ["Emeka", "Helix"]
+    assert response.empty and response.empty_reason.startswith("mentions ")
+    assert both not in response.record_ids
