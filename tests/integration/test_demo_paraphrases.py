@@ -7,8 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from memory_core import FixedClock, MemoryService
-from memory_core.demo import build_demo_store, demo_settings
 from memory_core.eval import named_fixture
 
 pytestmark = pytest.mark.model
@@ -18,24 +16,15 @@ CASES = json.loads(FIXTURE.read_text(encoding="utf-8"))["demo"]
 LIMIT = 5
 
 
-@pytest.fixture(scope="module")
-def service(tmp_path_factory):
-    path = tmp_path_factory.mktemp("paraphrases") / "demo.sqlite"
-    summary = build_demo_store(path, progress=None)
-    svc = MemoryService.open(path, demo_settings(), clock=FixedClock(summary["demo_now"]))
-    yield svc
-    svc.close()
-
-
 def _rank(response, expect: list[str]) -> int | None:
     return next((i for i, r in enumerate(response.results, start=1) if any(e in r.content for e in expect)), None)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["query"] for c in CASES])
-def test_a_paraphrase_of_what_is_stored_finds_it(service, case):
-    texts = named_fixture.readable_texts(service, case["agent"], case["user"])
+def test_a_paraphrase_of_what_is_stored_finds_it(demo_service, case):
+    texts = named_fixture.readable_texts(demo_service, case["agent"], case["user"])
     assert any(e in t for t in texts for e in case["expect"]), "the label holds: the asker can read the answer"
-    response = service.search(agent_id=case["agent"], user_id=case["user"], query=case["query"], limit=LIMIT)
+    response = demo_service.search(agent_id=case["agent"], user_id=case["user"], query=case["query"], limit=LIMIT)
     rank = _rank(response, case["expect"])
     why = case.get("known_miss")
     if why is None:
@@ -44,8 +33,8 @@ def test_a_paraphrase_of_what_is_stored_finds_it(service, case):
     assert rank is None, "this paraphrase is now found: drop its known_miss mark"
     if why == "short_list_rule":
         assert response.empty and response.empty_reason.startswith("mentions "), response.empty_reason
-        off = service.settings.retrieval.model_copy(update={"short_list_names_need_rest": False})
-        without = service.retriever.search(agent_id=case["agent"], user_id=case["user"], query=case["query"], limit=LIMIT,
+        off = demo_service.settings.retrieval.model_copy(update={"short_list_names_need_rest": False})
+        without = demo_service.retriever.search(agent_id=case["agent"], user_id=case["user"], query=case["query"], limit=LIMIT,
                                            settings=off)
         assert _rank(without, case["expect"]) is not None, "the miss is the short-list rule's: without it the record is found"
     else:

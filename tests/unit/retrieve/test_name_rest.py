@@ -93,13 +93,19 @@ def test_without_a_known_name_the_rule_costs_nothing(make_service):
     assert not response.empty and gate["known_names"] == [] and gate["best_rest_cosine"] is None
 
 
+def _emeka_and_helix(service, linking: str):
+    """A principal whose memory links ``linking`` to both Emeka and Helix, and one record to each alone."""
+    alice = _principal(service)
+    both = write(alice, linking, mentions=["Emeka", "Helix"], attribute="call")
+    write(alice, "Emeka likes tea.", mentions=["Emeka"], attribute="tea")
+    write(alice, "Helix ships in May.", mentions=["Helix"], attribute="ship")
+    return alice, both
+
+
 def test_two_names_that_a_record_links_together_are_a_specific_match(make_service):
     """'What did the user discuss with Emeka about Helix?': the names are the question."""
     service = make_service(cosine_floor=0.05, lexical_floor=1.0, name_model_floor=-1.0, name_rest_cosine=0.99, name_rest_lexical=1.0, candidates_per_generator=2)
-    alice = _principal(service)
-    both = write(alice, "Talked budgets with Emeka for Helix.", mentions=["Emeka", "Helix"], attribute="call")
-    write(alice, "Emeka likes tea.", mentions=["Emeka"], attribute="tea")
-    write(alice, "Helix ships in May.", mentions=["Helix"], attribute="ship")
+    alice, both = _emeka_and_helix(service, "Talked budgets with Emeka for Helix.")
     response = search(service, alice, "What did the user discuss with Emeka about Helix?")
     gate = response.trace.stage("gate").outputs
     assert not response.empty and gate["names_linked_together_by"] == both and gate["known_names"] == []
@@ -112,10 +118,7 @@ def test_a_record_linking_two_names_exempts_the_set_only_when_it_is_strong_on_it
     else with the question: two mentions, not an answer; the names are judged as for one name."""
     service = make_service(cosine_floor=0.95, lexical_floor=1.0, entity_support_cosine=0.05, name_model_floor=-1.0,
                            name_rest_cosine=0.99, name_rest_lexical=1.0, candidates_per_generator=2)
-    alice = _principal(service)
-    both = write(alice, "Product lead for Atlas here at Northwind.", mentions=["Emeka", "Helix"], attribute="role")
-    write(alice, "Emeka likes tea.", mentions=["Emeka"], attribute="tea")
-    write(alice, "Helix ships in May.", mentions=["Helix"], attribute="ship")
+    alice, both = _emeka_and_helix(service, "Product lead for Atlas here at Northwind.")
     response = search(service, alice, "When did Emeka join Helix?")
     gate = response.trace.stage("gate").outputs
     assert gate["names_linked_together_by"] is None and sorted(gate["known_names"]) == ["Emeka", "Helix"]
