@@ -47,17 +47,15 @@ from .identity import Identity, require_agent_id, require_identity
 from .modes import SEARCH_TOOL, TriggerMode
 
 try:
-    from crewai.hooks import (
-        HookAborted, InterceptionPoint, get_after_llm_call_hooks, get_after_tool_call_hooks, get_before_llm_call_hooks,
-        get_hooks, register_after_llm_call_hook, register_after_tool_call_hook, register_before_llm_call_hook, register_hook,
-    )
+    from crewai.hooks import HookAborted
     from crewai.utilities.crew.crew_context import get_crew_context
 except ImportError as exc:  # pragma: no cover - exercised only where the extra is missing
     raise FrameworkUnavailableError(
         "the CrewAI adapter needs the crewai extra: pip install 'agent-memory[crewai]'", missing=str(exc)
     ) from exc
 
-from .crewai_parts import MemoryTool, args_model, never_cache, refusal, restore_templates, tool_definitions
+from .crewai_parts import (MemoryTool, args_model, never_cache, refusal, register_hooks, restore_templates,
+                           tool_definitions)
 
 if TYPE_CHECKING:
     from ..service import MemoryService, Session
@@ -95,7 +93,7 @@ class CrewAIMemory:
         self.user_message_key = user_message_key
         self._kickoffs: dict[int, _Kickoff] = {}  # id() of CrewAI's kickoff context -> the running kickoff
         self._lock = threading.RLock()
-        _register_hooks(self)
+        register_hooks(self)
 
     @property
     def trigger_mode(self) -> TriggerMode:
@@ -139,7 +137,7 @@ class CrewAIMemory:
         if self not in owners:
             crew.before_kickoff_callbacks = [*crew.before_kickoff_callbacks, self._before_kickoff(crew)]
             crew.after_kickoff_callbacks = [*crew.after_kickoff_callbacks, self._after_kickoff()]
-        _register_hooks(self)
+        register_hooks(self)
         return crew
 
     def _equipped_id(self, agent: Any) -> str | None:
@@ -202,7 +200,7 @@ class CrewAIMemory:
             return kickoff
 
     def _start(self, attached: Any, inputs: dict[str, Any]) -> dict[str, Any]:
-        _register_hooks(self)  # a host may have cleared CrewAI's hooks; agents snapshot them after this
+        register_hooks(self)  # a host may have cleared CrewAI's hooks; agents snapshot them after this
         marker = get_crew_context()
         if marker is None or not getattr(marker, "id", None):
             raise IdentityError("CrewAI started a kickoff without its crew context; memory cannot tell which kickoff "
@@ -364,50 +362,3 @@ class CrewAIMemory:
     def execution_end(self, context: Any) -> None:
         """CrewAI's end of a kickoff (also a failed one): forget the kickoff."""
         self._finish(get_crew_context())
-
-
-# CrewAI's model, tool and execution hooks are process-wide; one set forwards to every live
-# adapter (each ignores kickoffs it did not register). A host may clear CrewAI's hooks
-# (``clear_all_global_hooks``), so they are checked, and put back, on every attach and kickoff.
-_ADAPTERS: "weakref.WeakSet[CrewAIMemory]" = weakref.WeakSet()
-_hooks_lock = threading.Lock()
-
-
-def _before_llm(context: Any) -> None:
-    for each in list(_ADAPTERS):
-        each.before_llm_call(context)
-
-
-def _after_llm(context: Any) -> None:
-    for each in list(_ADAPTERS):
-        each.after_llm_call(context)
-
-
-def _after_tool(context: Any) -> None:
-    for each in list(_ADAPTERS):
-        each.after_tool_call(context)
-
-
-def _execution_start(context: Any) -> None:
-    for each in list(_ADAPTERS):
-        each.execution_start(context)
-
-
-def _execution_end(context: Any) -> None:
-    for each in list(_ADAPTERS):
-        each.execution_end(context)
-
-
-def _register_hooks(adapter: CrewAIMemory) -> None:
-    with _hooks_lock:
-        _ADAPTERS.add(adapter)
-        if _before_llm not in get_before_llm_call_hooks():
-            register_before_llm_call_hook(_before_llm)
-        if _after_llm not in get_after_llm_call_hooks():
-            register_after_llm_call_hook(_after_llm)
-        if _after_tool not in get_after_tool_call_hooks():
-            register_after_tool_call_hook(_after_tool)
-        if _execution_start not in get_hooks(InterceptionPoint.EXECUTION_START):
-            register_hook(InterceptionPoint.EXECUTION_START, _execution_start)
-        if _execution_end not in get_hooks(InterceptionPoint.EXECUTION_END):
-            register_hook(InterceptionPoint.EXECUTION_END, _execution_end)

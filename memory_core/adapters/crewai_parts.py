@@ -1,4 +1,4 @@
-"""The CrewAI adapter's parts that deal with CrewAI objects: memory tools, and copied crews.
+"""The CrewAI adapter's parts that deal with CrewAI itself: memory tools, copied crews, global hooks.
 
 What ``crew.copy()`` (and so ``kickoff_for_each`` and ``kickoff_for_each_async``) copies, read from
 CrewAI's source: the kickoff callbacks are kept as they are (the same function objects); each
@@ -9,18 +9,25 @@ copy, while its templates stay behind in private attributes. :func:`restore_temp
 copy the attached crew's templates back before its inputs are filled in. Nothing in a tool is
 bound to a kickoff, and CrewAI's opt-in tool cache (``Crew(cache=True)``) is refused for memory
 tools: a cached result would answer another user's identical call, or report a write as done
-without writing it.
+without writing it. CrewAI's hooks are process-wide: :func:`register_hooks` keeps one set that
+forwards to every live adapter.
 """
 
 from __future__ import annotations
 
 import copy
+import threading
+import weakref
 from typing import Any
 
 from ..errors import FrameworkUnavailableError, IdentityError
 from .base import format_tool_result
 
 try:
+    from crewai.hooks import (
+        InterceptionPoint, get_after_llm_call_hooks, get_after_tool_call_hooks, get_before_llm_call_hooks, get_hooks,
+        register_after_llm_call_hook, register_after_tool_call_hook, register_before_llm_call_hook, register_hook,
+    )
     from crewai.tools import BaseTool
     from pydantic import BaseModel, ConfigDict, PrivateAttr
 except ImportError as exc:  # pragma: no cover - exercised only where the extra is missing
@@ -105,3 +112,51 @@ def tool_definitions(tools: Any) -> list[dict[str, Any]]:
         out.append({"name": getattr(tool, "name", str(tool)), "description": getattr(tool, "description", ""),
                     "parameters": parameters})
     return out
+
+
+# CrewAI's model, tool and execution hooks are process-wide; one set forwards to every live
+# adapter (each ignores kickoffs it did not register). A host may clear CrewAI's hooks
+# (``clear_all_global_hooks``), so they are checked, and put back, on every attach and kickoff.
+_ADAPTERS: "weakref.WeakSet[Any]" = weakref.WeakSet()
+_hooks_lock = threading.Lock()
+
+
+def _before_llm(context: Any) -> None:
+    for each in list(_ADAPTERS):
+        each.before_llm_call(context)
+
+
+def _after_llm(context: Any) -> None:
+    for each in list(_ADAPTERS):
+        each.after_llm_call(context)
+
+
+def _after_tool(context: Any) -> None:
+    for each in list(_ADAPTERS):
+        each.after_tool_call(context)
+
+
+def _execution_start(context: Any) -> None:
+    for each in list(_ADAPTERS):
+        each.execution_start(context)
+
+
+def _execution_end(context: Any) -> None:
+    for each in list(_ADAPTERS):
+        each.execution_end(context)
+
+
+def register_hooks(adapter: Any) -> None:
+    """Forward CrewAI's hooks to ``adapter`` (a CrewAIMemory), putting back any a host cleared."""
+    with _hooks_lock:
+        _ADAPTERS.add(adapter)
+        if _before_llm not in get_before_llm_call_hooks():
+            register_before_llm_call_hook(_before_llm)
+        if _after_llm not in get_after_llm_call_hooks():
+            register_after_llm_call_hook(_after_llm)
+        if _after_tool not in get_after_tool_call_hooks():
+            register_after_tool_call_hook(_after_tool)
+        if _execution_start not in get_hooks(InterceptionPoint.EXECUTION_START):
+            register_hook(InterceptionPoint.EXECUTION_START, _execution_start)
+        if _execution_end not in get_hooks(InterceptionPoint.EXECUTION_END):
+            register_hook(InterceptionPoint.EXECUTION_END, _execution_end)
