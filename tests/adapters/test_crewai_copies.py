@@ -95,6 +95,22 @@ def test_native_async_kickoffs_keep_their_own_users(granted):
     assert_nothing_crossed(granted, model, [ALICE, BOB])
 
 
+def test_streamed_kickoffs_keep_their_own_users(granted):
+    """``Crew(stream=True)``: CrewAI runs the kickoff in a thread of its own behind the stream."""
+    model = UsersModel(parties=1)
+    harness = harness_with(granted, model)
+    harness.crew.stream = True
+    for say in ("tell", "ask"):
+        streamed = [harness.crew.kickoff(inputs=inputs(ALICE, getattr(ALICE, say)())),
+                    *harness.crew.kickoff_for_each([inputs(BOB, getattr(BOB, say)())])]
+        for output in streamed:
+            for _chunk in output:
+                pass
+        expected = [p.noted() if say == "tell" else p.answer([p.bank]) for p in (ALICE, BOB)]
+        assert [output.result.raw for output in streamed] == expected
+    assert_nothing_crossed(granted, model, [ALICE, BOB])
+
+
 def test_several_crews_and_two_adapters_in_one_process(granted):
     from crewai import Agent, Crew, Task
 
