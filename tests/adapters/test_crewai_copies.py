@@ -212,6 +212,8 @@ def test_an_equipped_agent_outside_an_attached_kickoff_is_refused(granted):
     loose = Crew(agents=[harness.agent], tasks=[Task(description="{user_message}", expected_output="A reply.", agent=harness.agent)])
     with pytest.raises(IdentityError, match="CrewAIMemory.attach"):
         loose.kickoff(inputs=inputs(ALICE, "Hi."))  # equipped, never attached: memory would silently do nothing
+    with pytest.raises(IdentityError, match="an agent run on its own"):
+        harness.agent.kickoff("Hi.")  # CrewAI's standalone agent run: no crew, no kickoff inputs
     assert granted.store.scalar("SELECT COUNT(*) FROM sessions") == 0
     assert len(harness.script.requests) == 0, "the model was never called"
 
