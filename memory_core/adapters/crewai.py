@@ -301,7 +301,7 @@ class CrewAIMemory:
             if refuse:
                 raise KickoffRefusedError(
                     f"agent {agent_id} is equipped with memory but is running outside a kickoff of a crew attached with "
-                    "CrewAIMemory.attach (a crew never attached, restored from a checkpoint, or an agent run on its own); "
+                    "CrewAIMemory.attach (a crew never attached, or an agent run on its own); "
                     "attach the crew and kick it off", source="CrewAI crew")
             return None
         return kickoff, self.runtime.open(kickoff.identity)
