@@ -94,9 +94,21 @@ class ExternalServiceError(MemoryCoreError):
 
 
 class IdentityError(MemoryCoreError):
-    """A framework run context lacks (or contradicts) the agent, user or session id an adapter needs."""
+    """A run names no usable principal or session, or one that contradicts the session's owner.
+
+    The one class a host catches for identity refusals (SessionOwnerError is a subclass)."""
 
     code = "identity_missing"
+
+
+class SessionOwnerError(IdentityError, PolicyError):
+    """A session id that belongs to another principal (agent, user) than the one the caller names.
+
+    An identity refusal: hosts catch it as IdentityError, the one class for every identity refusal;
+    it stays a PolicyError so code that caught the store's earlier PolicyError keeps working.
+    """
+
+    code = "session_owner_mismatch"
 
 
 class FrameworkUnavailableError(MemoryCoreError):
