@@ -96,7 +96,9 @@ def cmd_prepare_embedder(args) -> int:
 def cmd_seed_demo(args) -> int:
     from memory_core.demo import build_demo_store
 
-    path = Path(args.path)
+    from memory_core.store.urls import file_path
+
+    path = file_path(args.path, what="the demo store file to build")
     build_demo_store(path, force=args.force, progress=lambda msg: print(msg, file=sys.stderr, flush=True))
     print(f"demo store built at {path}")
     return 0

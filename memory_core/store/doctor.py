@@ -123,12 +123,12 @@ def doctor_target(target, settings=None) -> DoctorReport:
     """The doctor's report on the store ``target`` names, opened read-only: nothing is created,
     migrated or repaired. A missing, empty, damaged or foreign file is the report's one failed
     check (``store``), with what to do."""
-    from ..errors import MigrationError, StoreUnusableError
+    from ..errors import InvalidInputError, MigrationError, StoreUnusableError
     from .backend import open_store, redact_url
 
     try:
         store = open_store(target, "", read_only=True)
-    except (StoreUnusableError, MigrationError) as exc:
+    except (StoreUnusableError, MigrationError, InvalidInputError) as exc:
         report = DoctorReport(redact_url(str(target)))
         report.add("store", "fail", exc.message)
         return report
