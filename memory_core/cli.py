@@ -132,6 +132,8 @@ def _open_store(args, *, read_only: bool = False):
 
     if not is_postgres_url(args.path):
         store_file(args.path, must_exist=True)
+    elif not read_only:  # a database must already hold a store: look read-only first
+        open_store(args.path, "", read_only=True).close()
     return open_store(args.path, format_ts(SystemClock().now()), read_only=read_only)
 
 

@@ -128,7 +128,8 @@ class MemoryService(ExtractionMethods, AmbientMethods):
                     llm = build_llm(settings.anthropic)
                 service = cls(store, settings, clock, embedder, llm=llm)
                 service._check_embedder(allow_embedder_mismatch)
-                service.index.rebuild()
+                if not (read_only and store.backend == "postgresql"):  # there it only starts an index build
+                    service.index.rebuild()
         except BaseException:
             # a file found damaged is left as it was: no checkpoint of its WAL on the way out
             store.close_quietly() if store.backend == "sqlite" else store.close()
@@ -429,9 +430,10 @@ class MemoryService(ExtractionMethods, AmbientMethods):
         """A consistent copy of the store at ``path`` (online; agents may keep writing)."""
         return backup_store(self.store.path, path, overwrite=overwrite).to_dict()
 
-    def restore(self, path: str | Path) -> dict:
-        """Replace this store's content with the snapshot at ``path`` and reload the vector index."""
-        info = restore_into(self.store, path)
+    def restore(self, path: str | Path, *, allow_empty: bool = False) -> dict:
+        """Replace this store's content with the snapshot at ``path`` (checked first; one without
+        records only with ``allow_empty``) and reload the vector index."""
+        info = restore_into(self.store, path, allow_empty=allow_empty)
         self._check_embedder(False)
         self.index.rebuild()
         return info.to_dict()

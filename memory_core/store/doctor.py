@@ -99,12 +99,13 @@ def run_doctor(store: Store, settings=None, *, dim: int | None = None) -> Doctor
         from .pg.doctor import pg_checks
 
         with store.lock:
-            _guarded(report, "postgresql checks", lambda: pg_checks(store, report))
-            _unfinished_copy(store, report)
+            _guarded(report, "postgresql checks", lambda: pg_checks(store, report), file=False)
+            _guarded(report, "unfinished copy", lambda: _unfinished_copy(store, report), file=False)
             for check in (_orphans, _erasure, _entity_scopes):
-                _guarded(report, check.__name__.strip("_").replace("_", " "), lambda check=check: check(store.conn, report))
-            _guarded(report, "vectors", lambda: _vectors(store.conn, report, dim))
-            _guarded(report, "change feed", lambda: _feed(store, report))
+                _guarded(report, check.__name__.strip("_").replace("_", " "), lambda check=check: check(store.conn, report),
+                         file=False)
+            _guarded(report, "vectors", lambda: _vectors(store.conn, report, dim), file=False)
+            _guarded(report, "change feed", lambda: _feed(store, report), file=False)
         return report
     with store.lock:
         conn = store.conn
@@ -138,14 +139,15 @@ def doctor_target(target, settings=None) -> DoctorReport:
         store.close()
 
 
-def _guarded(report: DoctorReport, name: str, step) -> None:
-    """Run one check; an error SQLite raises while reading becomes a failed check of that name."""
+def _guarded(report: DoctorReport, name: str, step, *, file: bool = True) -> None:
+    """Run one check; an error the database raises while reading becomes a failed check of that
+    name (``file``: an SQLite file, whose read errors may mean damage)."""
     from .opening import is_damage
 
     try:
         step()
     except sqlite3.Error as exc:
-        if is_damage(exc):
+        if file and is_damage(exc):
             report.add(name, "fail", f"SQLite could not read the store: {exc}; the file is damaged, restore it from a "
                        "backup (agent-memory restore BACKUP --path STORE --yes)")
         else:
