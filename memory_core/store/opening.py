@@ -47,8 +47,8 @@ def store_file(target: str | Path, *, must_exist: bool) -> Path:
 
 def is_damage(exc: BaseException) -> bool:
     """Whether an ``sqlite3`` error means the file's bytes are bad (not a lock, a constraint or a bug)."""
-    if not isinstance(exc, sqlite3.DatabaseError):
-        return False
+    if not isinstance(exc, sqlite3.DatabaseError) or getattr(exc, "pgcode", None) is not None:
+        return False  # (PostgreSQL's errors arrive as sqlite3 classes too, with their SQLSTATE: never file damage)
     name = str(getattr(exc, "sqlite_errorname", "") or "")
     if name.startswith(_DAMAGE_NAMES):
         return True
