@@ -121,3 +121,15 @@ class HostMemoryNotQualifiedError(MemoryCoreError):
     """Host-issued memory was enabled without a passing fitness result for exactly what the host runs."""
 
     code = "host_memory_not_qualified"
+
+
+class StoreUnusableError(MemoryCoreError):
+    """The store at ``path`` cannot be opened as it is (``problem``: missing, empty, damaged, not_a_store,
+    outdated or incomplete); the message says what to do."""
+
+    code = "store_unusable"
+
+    def __init__(self, message: str, *, path: str, problem: str, **details: Any) -> None:
+        super().__init__(message, path=path, problem=problem, **details)
+        self.path = path
+        self.problem = problem
