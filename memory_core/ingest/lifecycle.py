@@ -43,6 +43,8 @@ class Lifecycle:
         counts toward promotion only from another session and with ``evidence`` found in that
         session's transcript (a user or tool turn): the rule is ``policy.rules.is_independent``.
         """
+        check_text(reason, "reason")
+        check_text(evidence, "evidence")
         now_dt = self.clock.now()
         with self.store.transaction() as conn:
             record = fetch_record(conn, record_id)
@@ -131,6 +133,7 @@ class Lifecycle:
         """A reviewer's decision that a review_due flag needs no change to the record."""
         if not reason or not reason.strip():
             raise InvalidInputError("clearing a review flag needs a reason", field="reason")
+        check_text(reason, "reason")
         now = self._now()
         with self.store.transaction() as conn:
             record = fetch_record(conn, record_id)
@@ -195,6 +198,7 @@ class Lifecycle:
         """Merge ``source_id`` into ``target_id`` in one audited transaction; returns the preview applied."""
         if not reason or not reason.strip():
             raise InvalidInputError("a merge needs a reason", field="reason")
+        check_text(reason, "reason")
         now = self._now()
         with self.store.transaction() as conn:
             preview = self.merge_preview(source_id, target_id)
