@@ -76,14 +76,20 @@ class Lifecycle:
             return plan_erasure(self.store.conn, record)
 
     def forget(self, record_id: str, *, actor: str, reason: str) -> list[str]:
-        """Tombstone a record and the earlier versions of its lineage and erase them everywhere.
+        """Tombstone a record and the earlier versions of its lineage, and every live record that
+        states the same fact from the same evidence, and erase them everywhere (:meth:`erase`).
+        Returns the ids tombstoned."""
+        return self.erase(record_id, actor=actor, reason=reason).record_ids
+
+    def erase(self, record_id: str, *, actor: str, reason: str) -> ErasurePlan:
+        """Forget ``record_id`` and return the plan applied (each record with why it went).
 
         One transaction erases what :func:`plan_erasure` finds (records, transcript spans,
         summaries, candidates, logs, entity names), deletes the FTS rows and merges the FTS
         index so the terms leave its pages (rebuilding it every ``housekeeping.fts_rebuild_every``
         forgets, see docs/store.md). Afterwards the WAL is truncated without waiting for
         readers; if a reader's snapshot still needs the old pages, a background retry erases
-        them as soon as it lets go. Returns the ids tombstoned.
+        them as soon as it lets go.
         """
         if not reason or not reason.strip():
             raise InvalidInputError("forgetting a record needs a reason", field="reason")
@@ -108,7 +114,7 @@ class Lifecycle:
                 self._erase_fts_terms(conn)
         self.index.refresh()
         self.store.erase_soon(self.housekeeping.erase_retry_s)
-        return plan.record_ids
+        return plan
 
     def _erase_fts_terms(self, conn) -> None:
         # Deleting an FTS5 row only adds a tombstone segment; the terms stay in the older
