@@ -145,3 +145,11 @@ def test_lifecycle_reasons_holding_a_lone_surrogate_are_invalid_input(any_servic
         any_service.forget(rid, actor="ui:rita", reason=LONE)
     assert any_service.store.scalar("SELECT COUNT(*) FROM events") == events
     assert any_service.record(rid).status == "provisional"
+
+
+def test_the_model_view_a_host_records_is_kept_even_with_a_lone_surrogate(any_service, alice):
+    any_service.open_session_context(alice, policy="Use memory_search when the past matters.", memory_tools=[], ambient=False)
+    assert any_service.record_model_view(alice.id, system_text=f"You are helpful. {LONE}",
+                                         offered_tools=[{"name": "memory_search", "description": LONE}]) is True
+    recorded = any_service.session_context(alice.id)
+    assert ESCAPED in recorded["system_text"] and ESCAPED in json.dumps(recorded["offered_tools"])
