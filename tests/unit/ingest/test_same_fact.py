@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import pytest
 
+from admin_ui import actions
+from admin_ui.auth import Identity
 from memory_core.ingest.matching import FactProbe, fact_text, states_same_fact
 from memory_core.ingest.writer import WriteRequest
 from memory_core.policy.scopes import parse_scope
@@ -92,7 +94,9 @@ def test_a_forget_takes_every_live_record_stating_the_same_fact_and_says_so(serv
     assert set(whys) == {saved["record_id"], copy}
     assert whys[copy].startswith(f"states the same fact as {saved['record_id']} (the same words from the same evidence, "
                                  f"session {session.id} turn 0)")
-    assert any(line.startswith(f"record {copy} ") and "same fact" in line for line in preview["lines"])  # the admin app's form
+    # the admin app's confirmation form shows the same line (what alice sees on "My memory")
+    lines = actions.forget_preview(service, Identity("alice", "user", user_id="alice"), saved["record_id"])
+    assert any(line.startswith(f"record {copy} ") and "states the same fact as" in line for line in lines), lines
     result = session.call_tool("memory_forget", {"record_id": saved["record_id"], "reason": "forget my cat"})
     assert result["ok"] and set(result["forgotten"]) == {saved["record_id"], copy}
     assert {r["id"]: r["why"] for r in result["records"]} == whys  # the tool says the same as the preview
