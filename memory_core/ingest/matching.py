@@ -153,18 +153,25 @@ def states_same_fact(a: FactProbe, b: FactProbe) -> bool:
 
 def same_fact_records(conn, probe: FactProbe, *, exclude: set[str] | frozenset[str] = frozenset()) -> list[Record]:
     """Live records (not session summaries) stating the same fact as ``probe``, oldest first
-    (one lookup on the ``records_source`` index)."""
+    (one lookup on the ``records_source`` index; only the matches are read whole)."""
     if probe.source_ref is None or not probe.text:
         return []
-    where, params = "r.source_ref = ? AND r.status IN ('provisional','confirmed') AND r.source_kind != 'session_summary'", [probe.source_ref]
-    # A long session holds many records: let SQL drop those without the longest word (only for
-    # ASCII text, where LIKE's case rule and casefold agree; "Straße" folds to "strasse").
-    plain = re.findall(r"[a-z0-9]+", probe.text) if probe.text.isascii() else []
-    if plain:
-        where += " AND r.content LIKE ?"
-        params.append(f"%{max(plain, key=len)}%")
-    found = fetch_records(conn, where + " ORDER BY r.created_at, r.seq", params, links=False)
-    return [r for r in found if r.id not in exclude and states_same_fact(probe, FactProbe.of(r))]
+    where = "source_ref = ? AND status IN ('provisional','confirmed') AND source_kind != 'session_summary'"
+    params: list = [probe.source_ref]
+    # A long session holds many records: let SQL drop those missing one of the longest words (only
+    # for ASCII text, where LIKE's case rule and casefold agree; "Straße" folds to "strasse").
+    plain = sorted(set(re.findall(r"[a-z0-9]+", probe.text)), key=len, reverse=True)[:4] if probe.text.isascii() else []
+    for word in plain:
+        where += " AND content LIKE ?"
+        params.append(f"%{word}%")
+    rows = conn.execute(f"SELECT id, content, scope_kind, scope_id, source_ref, evidence_turn FROM records WHERE {where} "
+                        "ORDER BY created_at, seq", params).fetchall()
+    ids = [r["id"] for r in rows if r["id"] not in exclude and states_same_fact(
+        probe, FactProbe(f"{r['scope_kind']}:{r['scope_id']}", fact_text(r["content"]), r["source_ref"], r["evidence_turn"]))]
+    if not ids:
+        return []
+    found = {r.id: r for r in fetch_records(conn, f"r.id IN ({','.join('?' * len(ids))})", ids, links=False)}
+    return [found[i] for i in ids if i in found]
 
 
 def find_same_fact(conn, probe: FactProbe, record_type: str) -> Record | None:
