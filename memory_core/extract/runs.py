@@ -19,6 +19,7 @@ from .. import display
 from ..clock import Clock, format_ts
 from ..errors import ConflictError, NotFoundError
 from ..ids import new_id
+from ..inputs import loggable
 from ..store.db import Store, dumps, loads
 from ..store.paging import Where, count_rows, select_page
 
@@ -123,7 +124,7 @@ def renew(store: Store, clock: Clock, held: Claim, lease_s: float) -> None:
 
 def log_candidates(conn, held: Claim, rows: list[dict[str, Any]]) -> None:
     """Store one attempt's candidate log (inside the caller's transaction)."""
-    for row in rows:
+    for row in loggable(rows):  # outside text (model output, errors quoting it) must not fail the log
         conn.execute(
             "INSERT OR REPLACE INTO extraction_candidates (run_id, idx, attempt, candidate, verdict, review, outcome, record_id, detail) "
             "VALUES (?,?,?,?,?,?,?,?,?)",
@@ -134,6 +135,7 @@ def log_candidates(conn, held: Claim, rows: list[dict[str, Any]]) -> None:
 
 def finish_attempt(conn, held: Claim, *, outcome: str, at: str, error: str | None, extractor: str | None,
                    reviewer: str | None, stages: dict, detail: dict) -> None:
+    error, detail = loggable([error, detail])  # an error message may quote unstorable text
     conn.execute(
         "UPDATE extraction_attempts SET outcome = ?, finished_at = ?, error = ?, extractor = ?, reviewer = ?, stages = ?, detail = ? "
         "WHERE run_id = ? AND attempt = ?",
@@ -146,6 +148,7 @@ def mark_failed_attempt(store: Store, conn, held: Claim, *, now_dt, error: str, 
     now = format_ts(now_dt)
     row = conn.execute("SELECT attempts, COALESCE(attempt_limit, ?) AS lim FROM extraction_runs WHERE id = ?", (max_attempts, held.run_id)).fetchone()
     status = "failed" if row["attempts"] >= row["lim"] else "queued"
+    error = loggable(error)  # an error message may quote unstorable text
     conn.execute(
         "UPDATE extraction_runs SET status = ?, error = ?, claimed_by = NULL, lease_until = NULL, not_before = ?, finished_at = ? WHERE id = ?",
         (status, error, format_ts(now_dt + timedelta(seconds=backoff_s)) if status == "queued" else None,

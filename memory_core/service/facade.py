@@ -334,6 +334,12 @@ class MemoryService(ExtractionMethods, AmbientMethods):
         """Tombstone a record and its earlier versions and erase their text (``Lifecycle.forget``)."""
         return self.lifecycle.forget(record_id, **options)
 
+    def forget_explained(self, record_id: str, **options: Any) -> dict:
+        """Forget as :meth:`forget` does; returns the plan applied (``records`` with why each went,
+        ``not_forgotten``, ...) and its ``lines``, as :meth:`forget_preview` shows them."""
+        plan = self.lifecycle.erase(record_id, **options)
+        return {**plan.to_dict(), "lines": plan.summary_lines()}
+
     def forget_preview(self, record_id: str) -> dict:
         """What forgetting ``record_id`` would erase, place by place, plus one line per place
         (``lines``) for a confirmation form. Nothing is written; no policy is applied."""

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from ..inputs import loggable
 from .migrations import migrate
 from .opening import (BUSY_TIMEOUT_MS, check_wal, close_quietly, connect, damage_guard, pending_migrations, store_file,
                       forget_probe, store_migrations, unattended_wal)
@@ -311,10 +312,13 @@ class Store:
         reason: str | None = None,
         payload: dict[str, Any] | None = None,
     ) -> int:
-        """Append one row to the event log (inside the caller's transaction)."""
+        """Append one row to the event log (inside the caller's transaction). Outside text (an
+        actor, a reason, an error quoted in one) is stored in its ``loggable`` form, so an event
+        about bad input never fails to be written."""
+        actor, reason, payload = loggable([actor, reason, payload or {}])
         cur = conn.execute(
             "INSERT INTO events (at, kind, actor, record_id, entity_id, reason, payload) VALUES (?,?,?,?,?,?,?)",
-            (at, kind, actor, record_id, entity_id, reason, dumps(payload or {})),
+            (at, kind, actor, record_id, entity_id, reason, dumps(payload)),
         )
         return int(cur.lastrowid)
 

@@ -101,8 +101,11 @@ def memory_revise(session: "Session", args: MemoryReviseInput) -> dict:
 @register("memory_forget", MemoryForgetInput)
 def memory_forget(session: "Session", args: MemoryForgetInput) -> dict:
     record = _writable_record(session, args.record_id)
-    ids = session.service.forget(record.id, actor=f"agent:{session.agent_id}", reason=args.reason)
-    return {"ok": True, "forgotten": ids}
+    plan = session.service.forget_explained(record.id, actor=f"agent:{session.agent_id}", reason=args.reason)
+    # Why each record went (another record stating the same fact goes with it), and the close
+    # records that stay, so the model can tell the user exactly what was forgotten.
+    return {"ok": True, "forgotten": [r["id"] for r in plan["records"]],
+            "records": [{"id": r["id"], "why": r["why"]} for r in plan["records"]], "not_forgotten": plan["not_forgotten"]}
 
 
 WRITE_TOOLS = ("memory_write", "memory_revise", "memory_forget")

@@ -17,12 +17,15 @@ What differs from SQLite, and why:
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from contextlib import contextmanager
+from datetime import datetime, timezone
 
 import psycopg
 
+from ...clock import format_ts
 from ..urls import redact_url
 from ..db import Store
 from .connection import PgConnection, _params, as_sqlite_error
@@ -31,6 +34,11 @@ from .erasure import ErasureReport, erase_pass
 from .schema import PG_MIGRATIONS, pg_migrate
 
 LOCK_WRITE = 7_301_002  # the advisory lock every write transaction takes
+log = logging.getLogger(__name__)
+
+
+def _now() -> str:
+    return format_ts(datetime.now(timezone.utc))  # the store has no injected clock; the host's time
 
 
 class PgStore(Store):
@@ -130,7 +138,12 @@ class PgStore(Store):
             self.last_erasure = report
             if report.done:
                 self._erase_pending = False
+                if report.not_erased:  # the pass finished, but copies it cannot reach may keep the text
+                    log.warning("erasure pass on %s left copies it cannot erase: %s", self.path, "; ".join(report.not_erased))
                 with self.transaction() as conn:
+                    if report.not_erased:
+                        self.append_event(conn, at=_now(), kind="store.erasure_incomplete", actor="erasure-pass",
+                                          payload={"not_erased": report.not_erased, "wal_note": report.wal_note})
                     # only if no forget committed meanwhile (that one needs another pass)
                     conn.execute("DELETE FROM store_meta WHERE key = 'erase_pending_xid' AND value = ?", (pending or "",))
                     if conn.execute("SELECT 1 FROM store_meta WHERE key = 'erase_pending_xid'").fetchone() is None:
