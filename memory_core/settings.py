@@ -340,6 +340,14 @@ class UISettings(_Section):
         False, description="Sign in a demo operator automatically; honoured only when the server is bound to localhost."
     )
     page_size: int = Field(50, ge=5, le=1000, description="Rows per page in the admin app's lists.")
+    session_hours: float = Field(
+        12.0, gt=0, le=24 * 30,
+        description="Longest a sign-in to the admin app lasts (its HttpOnly cookie's lifetime); then the person signs in again.",
+    )
+    session_idle_minutes: float = Field(
+        60.0, gt=0, le=24 * 60 * 30,
+        description="A sign-in to the admin app ends after this long without a click or keypress in the app.",
+    )
 
 
 class HousekeepingSettings(_Section):
