@@ -34,6 +34,8 @@ def streamlit_command(port: int, host: str) -> list[str]:
         "--server.port", str(port),
         "--server.fileWatcherType", "none",
         "--browser.gatherUsageStats", "false",
+        # Streamlit's table toolbar exports cells verbatim; the app's own CSV export is the safe one.
+        "--client.disableDataExport", "true",
     ]
 
 

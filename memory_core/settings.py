@@ -317,6 +317,12 @@ class ExtractionSettings(_Section):
     review_context_turns: int = Field(2, ge=0, le=50, description="Turns before and after the evidence turn shown to the reviewer.")
     related_records_limit: int = Field(5, ge=0, le=50, description="Live records shown to the reviewer next to each candidate.")
     max_candidates: int = Field(50, ge=1, le=500, description="Candidates kept from one extraction; the rest are logged as dropped.")
+    part_max_chars: int = Field(
+        12_000, ge=500, le=1_000_000,
+        description="Transcript characters an extractor reads at once. A longer transcript is extracted in parts of "
+        "consecutive turns (a longer turn in windows); a part whose reply holds more than max_candidates, or does not "
+        "fit the model's output, is split and asked again.",
+    )
     maintenance_batch_size: int = Field(
         500, ge=1, le=100_000, description="Records the review-due and expiry passes change per transaction."
     )
@@ -340,6 +346,14 @@ class UISettings(_Section):
         False, description="Sign in a demo operator automatically; honoured only when the server is bound to localhost."
     )
     page_size: int = Field(50, ge=5, le=1000, description="Rows per page in the admin app's lists.")
+    session_hours: float = Field(
+        12.0, gt=0, le=24 * 30,
+        description="Longest a sign-in to the admin app lasts (its HttpOnly cookie's lifetime); then the person signs in again.",
+    )
+    session_idle_minutes: float = Field(
+        60.0, gt=0, le=24 * 60 * 30,
+        description="A sign-in to the admin app ends after this long without a click or keypress in the app.",
+    )
 
 
 class HousekeepingSettings(_Section):

@@ -60,14 +60,17 @@ class AnthropicExtractor:
 
     def prompt(self, transcript: Transcript) -> str:
         targets = ", ".join(sorted(transcript.write_targets)) or "personal"
+        part = (f"This is one part of a long session ({transcript.part}); the other parts are read separately, "
+                "so propose only what these turns state.\n\n") if transcript.part else ""
         return (
             f"Session {transcript.session_id}, started {format_ts(transcript.started_at)}; agent "
             f"{transcript.agent_id}, user {transcript.user_id}. Write targets: {targets}.\n\n"
-            f"TRANSCRIPT:\n{transcript.render()}"
+            f"{part}TRANSCRIPT:\n{transcript.render()}"
         )
 
     def extract(self, transcript: Transcript) -> tuple[ExtractionOutput, dict]:
-        """Raises ExternalServiceError on timeout, API error or a reply that fails validation."""
+        """Raises ExternalServiceError on timeout, API error or a reply that fails validation (kind
+        ``output_too_large`` when the reply was cut at the token limit: the runner then splits the part)."""
         output = self.llm.ask(system=EXTRACTOR_SYSTEM, prompt=self.prompt(transcript), schema=ExtractionOutput,
                               max_tokens=self.max_tokens, timeout=self.timeout_s)
         return output, {"model": getattr(self.llm, "model", None), "prompt_turns": len(transcript.turns)}

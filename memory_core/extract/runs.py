@@ -143,21 +143,33 @@ def finish_attempt(conn, held: Claim, *, outcome: str, at: str, error: str | Non
     )
 
 
-def mark_failed_attempt(store: Store, conn, held: Claim, *, now_dt, error: str, backoff_s: float, max_attempts: int) -> str:
-    """Release a failed attempt: back to queued after the backoff, or failed when attempts are spent."""
+def mark_failed_attempt(store: Store, conn, held: Claim, *, now_dt, error: str, backoff_s: float, max_attempts: int,
+                        retryable: bool = True) -> tuple[str, str]:
+    """Release a failed attempt: back to queued after the backoff, or failed when its attempts are
+    spent or another attempt could not help (``retryable`` False). Returns (status, the run's error:
+    ``error`` plus what happens next)."""
     now = format_ts(now_dt)
     row = conn.execute("SELECT attempts, COALESCE(attempt_limit, ?) AS lim FROM extraction_runs WHERE id = ?", (max_attempts, held.run_id)).fetchone()
-    status = "failed" if row["attempts"] >= row["lim"] else "queued"
+    status = "failed" if not retryable or row["attempts"] >= row["lim"] else "queued"
+    not_before = now_dt + timedelta(seconds=backoff_s)
+    if status == "queued":
+        error = (f"{error} Attempt {row['attempts']} of {row['lim']} failed; the next one is due after {format_ts(not_before)} "
+                 "(a worker, `agent-memory worker`, runs it; Retry in the app runs it now).")
+    elif retryable:
+        error = (f"{error} That was the last of its {row['lim']} attempts (extraction.max_attempts); "
+                 "Retry in the app gives it one more.")
+    else:
+        error = f"{error} Not retried automatically."
     error = loggable(error)  # an error message may quote unstorable text
     conn.execute(
         "UPDATE extraction_runs SET status = ?, error = ?, claimed_by = NULL, lease_until = NULL, not_before = ?, finished_at = ? WHERE id = ?",
-        (status, error, format_ts(now_dt + timedelta(seconds=backoff_s)) if status == "queued" else None,
+        (status, error, format_ts(not_before) if status == "queued" else None,
          now if status == "failed" else None, held.run_id),
     )
     store.append_event(conn, at=now, kind="extraction.failed" if status == "failed" else "extraction.attempt_failed",
                        actor=f"worker:{held.worker_id}", reason=error,
-                       payload={"run_id": held.run_id, "attempt": held.attempt, "status": status})
-    return status
+                       payload={"run_id": held.run_id, "attempt": held.attempt, "status": status, "retryable": retryable})
+    return status, error
 
 
 def request_retry(store: Store, clock: Clock, run_id: str, *, actor: str, max_attempts: int) -> dict:
@@ -202,6 +214,11 @@ def list_runs(store: Store, *, status: str | None = None, session_id: str | None
 def count_runs(store: Store, *, status: str | None = None, session_id: str | None = None) -> int:
     """How many runs :func:`list_runs` pages through with these filters."""
     return count_rows(store, "extraction_runs r", Where().equal("r.status", status).equal("r.session_id", session_id))
+
+
+def count_waiting_after_failure(store: Store) -> int:
+    """Queued runs whose last attempt failed (they wait for a worker or a person's Retry)."""
+    return store.scalar("SELECT COUNT(*) FROM extraction_runs WHERE status = 'queued' AND error IS NOT NULL") or 0
 
 
 @dataclass

@@ -58,6 +58,9 @@ class StructuredLLM:
             raise ExternalServiceError("the Anthropic request timed out", kind="timeout") from exc
         except self._anthropic.APIError as exc:
             raise ExternalServiceError(f"the Anthropic request failed: {exc}", kind="api_error") from exc
+        if getattr(message, "stop_reason", None) == "max_tokens":  # the JSON is cut off: ask for less, not again
+            raise ExternalServiceError(f"the model's reply was cut at the output limit ({max_tokens} tokens)",
+                                       kind="output_too_large", max_tokens=max_tokens)
         text = "".join(getattr(block, "text", "") for block in message.content)
         return parse_json_reply(text, schema)
 
