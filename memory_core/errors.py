@@ -88,7 +88,7 @@ class MigrationError(MemoryCoreError):
 
 
 class ExternalServiceError(MemoryCoreError):
-    """A configured hosted model (Anthropic) failed, timed out or answered invalidly."""
+    """A configured hosted model (Anthropic or OpenAI-compatible) failed, timed out or answered invalidly."""
 
     code = "external_service"
 
@@ -103,6 +103,12 @@ class FrameworkUnavailableError(MemoryCoreError):
     """An adapter's agent framework is not installed in this environment."""
 
     code = "framework_unavailable"
+
+
+class MissingExtraError(MemoryCoreError):
+    """An optional part needs a package that is not installed; the message names the extra to install."""
+
+    code = "missing_extra"
 
 
 class HostMemoryNotQualifiedError(MemoryCoreError):

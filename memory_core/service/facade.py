@@ -32,6 +32,7 @@ from ..ingest.evidence import AnthropicEntailmentJudge, OfflineEntailmentJudge
 from ..ingest.lifecycle import Lifecycle
 from ..ingest.writer import Ingestor, WriteOutcome, WriteRequest
 from ..llm.anthropic_client import build_llm
+from ..llm.factory import RoleModels, build_role_models
 from ..maintenance import run_maintenance
 from ..policy.grants import ScopeAccess, access_of, check_grantable, delete_grant, list_grants, save_grant
 from ..policy.scopes import Scope, parse_scope, private_scope, validate_id
@@ -54,12 +55,13 @@ class MemoryService(ExtractionMethods, AmbientMethods):
     """A memory store opened for use: SQLite, vector index, embedder, write path, retriever and tools."""
 
     def __init__(self, store: Store, settings: Settings, clock: Clock, embedder, *, llm=None,
-                 tools: ToolSurface | None = None) -> None:
+                 models: RoleModels | None = None, tools: ToolSurface | None = None) -> None:
         self.store = store
         self.settings = settings
         self.clock = clock
         self.embedder = embedder
-        self.llm = llm
+        self.llm = llm  # the Anthropic client (None without a key); each role's client is in self.models
+        self.models = models if models is not None else build_role_models(settings, anthropic=llm)
         r = settings.retrieval  # the approximate backend only engages above r.ann_min_records rows
         if store.backend == "postgresql":  # dense search runs in the database (pgvector)
             pg = settings.postgres
@@ -72,15 +74,15 @@ class MemoryService(ExtractionMethods, AmbientMethods):
                                      save=r.ann_persist)
         offline_judge = OfflineEntailmentJudge(embedder.embed, settings.write.entailment_min_coverage, settings.write.entailment_min_cosine)
         self.judge = (
-            AnthropicEntailmentJudge(llm, offline_judge)
-            if settings.write.entailment_judge == "anthropic" and llm is not None
+            AnthropicEntailmentJudge(self.models.entailment, offline_judge)
+            if self.models.entailment is not None
             else offline_judge
         )
         self.ingestor = Ingestor(store, self.index, embedder, self.judge, settings.write, clock)
         self.lifecycle = Lifecycle(store, self.index, settings.write, clock, settings.housekeeping)
         self.retriever = Retriever(
             store=store, index=self.index, embedder=embedder, clock=clock, access=self.access,
-            settings=lambda: self.settings.retrieval, llm=llm,
+            settings=lambda: self.settings.retrieval, llm=self.models.rewrite,
         )
         self._tools = tools
         self._extraction: ExtractionRunner | None = None
@@ -96,6 +98,7 @@ class MemoryService(ExtractionMethods, AmbientMethods):
         clock: Clock | None = None,
         embedder=None,
         llm=None,
+        models: RoleModels | None = None,
         allow_embedder_mismatch: bool = False,
     ) -> "MemoryService":
         """Create or migrate the store at ``path`` and load the configured embedder.
@@ -105,11 +108,13 @@ class MemoryService(ExtractionMethods, AmbientMethods):
         """
         settings = settings or load_settings()
         clock = clock or SystemClock()
-        embedder = embedder or shared_embedder(settings.embedder)
-        store = open_store(path, format_ts(clock.now()))
         if llm is None:
             llm = build_llm(settings.anthropic)
-        service = cls(store, settings, clock, embedder, llm=llm)
+        if models is None:  # before the store and the embedder: a misconfigured model fails fast
+            models = build_role_models(settings, anthropic=llm)
+        embedder = embedder or shared_embedder(settings.embedder)
+        store = open_store(path, format_ts(clock.now()))
+        service = cls(store, settings, clock, embedder, llm=llm, models=models)
         try:
             service._check_embedder(allow_embedder_mismatch)
             service.index.rebuild()
