@@ -27,7 +27,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from ..errors import ExternalServiceError, InvalidInputError, MissingExtraError
+from ..errors import ExternalServiceError, InvalidInputError
+from ..extras import require_extra
 from ..settings import OpenAICompatibleSettings
 from ..store.urls import redact_url
 from .structured import InvalidReply, parse_reply, schema_instruction
@@ -56,11 +57,9 @@ class OpenAICompatibleLLM:
                  http_client: Any = None) -> None:
         self.model = model
         self.base_url = settings.base_url or ""
-        try:
-            import openai
-        except ImportError as exc:
-            raise MissingExtraError("the openai_compatible model provider needs the openai package: "
-                                    "pip install 'agent-memory[openai]'", extra="openai", missing=["openai"]) from exc
+        require_extra("openai", "the openai_compatible model provider")
+        import openai
+
         if not settings.base_url:
             raise InvalidInputError("openai_compatible.base_url is not set", field="openai_compatible.base_url")
         self._openai = openai

@@ -35,6 +35,9 @@ def backend_of(obj: Any) -> str:
 def open_store(target: str | Path, now: str):
     """Open (creating or migrating) the store ``target`` names: a file path or a PostgreSQL URL."""
     if is_postgres_url(target):
+        from ..extras import require_extra
+
+        require_extra("postgres", "a postgresql:// store")
         from .pg.store import PgStore
 
         return PgStore.open(str(target), now)
