@@ -318,9 +318,9 @@ class ExtractionSettings(_Section):
     retry_backoff_s: float = Field(
         60.0, ge=0, description="Seconds a run waits after a failed attempt (reviewer timeout, invalid model output) before it can be claimed again."
     )
-    extractor_timeout_s: float = Field(60.0, gt=0, description="Timeout of the Anthropic extractor's request.")
-    extractor_max_tokens: int = Field(4096, ge=256, le=64_000, description="Output token limit of the Anthropic extractor's request.")
-    reviewer_timeout_s: float = Field(30.0, gt=0, description="Timeout of each Anthropic reviewer request; a timeout fails the attempt closed.")
+    extractor_timeout_s: float = Field(60.0, gt=0, description="Timeout of the model extractor's request (Anthropic or OpenAI-compatible).")
+    extractor_max_tokens: int = Field(4096, ge=256, le=64_000, description="Output token limit of the model extractor's request.")
+    reviewer_timeout_s: float = Field(30.0, gt=0, description="Timeout of each model reviewer request; a timeout fails the attempt closed.")
     review_context_turns: int = Field(2, ge=0, le=50, description="Turns before and after the evidence turn shown to the reviewer.")
     related_records_limit: int = Field(5, ge=0, le=50, description="Live records shown to the reviewer next to each candidate.")
     max_candidates: int = Field(50, ge=1, le=500, description="Candidates kept from one extraction; the rest are logged as dropped.")
@@ -364,7 +364,7 @@ class OpenAICompatibleSettings(_Section):
         "key is sent, whatever OPENAI_API_KEY says. The key itself is never a setting and never logged.",
     )
     timeout_s: float = Field(60.0, gt=0, description="Request timeout of a call whose role sets none (the entailment judge).")
-    max_retries: int = Field(1, ge=0, le=10, description="SDK retries on a connection error, 408, 429 or 5xx answer.")
+    max_retries: int = Field(1, ge=0, le=10, description="SDK retries after a timeout, a connection error or a 408, 409, 429 or 5xx answer.")
     structured_output: Literal["auto", "json_schema", "json_object", "prompt"] = Field(
         "auto",
         description="How the JSON answer is asked for: json_schema (the server constrains output to the schema), "

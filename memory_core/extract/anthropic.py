@@ -4,8 +4,9 @@ behind an OpenAI-compatible server).
 Both send one request through the :class:`~memory_core.llm.LanguageModel` their role was given
 (:mod:`memory_core.llm.factory` chooses it from settings), which validates the reply against the
 pydantic models in :mod:`.candidates`. A timeout, API error or invalid reply raises
-ExternalServiceError; the runner turns that into a failed, retryable attempt with nothing written. The prompts ask for conservative output, but no rule depends on
-the model obeying them: evidence, dates, source kinds and revision limits are enforced in code.
+ExternalServiceError; the runner turns that into a failed, retryable attempt with nothing written.
+The prompts ask for conservative output, but no rule depends on the model obeying them: evidence,
+dates, source kinds and revision limits are enforced in code.
 """
 
 from __future__ import annotations

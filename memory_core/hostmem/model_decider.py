@@ -1,5 +1,5 @@
-"""The model decider: the host-memory role's model (Anthropic or OpenAI-compatible) names the gaps, drafts an answer without memory, and says
-which candidate records would improve that draft.
+"""The model decider: the host-memory role's model (Anthropic or OpenAI-compatible) names the gaps,
+drafts an answer without memory, and says which candidate records would improve that draft.
 
 Two requests at most per user turn: one for gaps plus the draft, and, only when a gap search found
 a candidate that passed the hard checks, one comparison. Any failure (timeout, invalid output)

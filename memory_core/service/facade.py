@@ -28,7 +28,7 @@ from ..index.reembed import reembed_store
 from ..index.ann import backend_factory
 from ..index.pg_vector import PgVectorIndex
 from ..index.vector_index import VectorIndex
-from ..ingest.evidence import AnthropicEntailmentJudge, OfflineEntailmentJudge
+from ..ingest.evidence import ModelEntailmentJudge, OfflineEntailmentJudge
 from ..ingest.lifecycle import Lifecycle
 from ..ingest.writer import Ingestor, WriteOutcome, WriteRequest
 from ..llm.anthropic_client import build_llm
@@ -74,7 +74,7 @@ class MemoryService(ExtractionMethods, AmbientMethods):
                                      save=r.ann_persist)
         offline_judge = OfflineEntailmentJudge(embedder.embed, settings.write.entailment_min_coverage, settings.write.entailment_min_cosine)
         self.judge = (
-            AnthropicEntailmentJudge(self.models.entailment, offline_judge)
+            ModelEntailmentJudge(self.models.entailment, offline_judge)
             if self.models.entailment is not None
             else offline_judge
         )
