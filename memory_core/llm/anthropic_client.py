@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from ..errors import ExternalServiceError
 from ..settings import AnthropicSettings
-from .structured import InvalidReply, parse_reply, schema_instruction
+from .structured import InvalidReply, parse_reply, schema_instruction, sendable
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -43,7 +43,8 @@ class StructuredLLM:
 
     def ask(self, *, system: str, prompt: str, schema: type[T], max_tokens: int = 1024, timeout: float | None = None) -> T:
         """One request; returns the validated object or raises ExternalServiceError."""
-        instruction = schema_instruction(system, schema)
+        instruction = sendable(schema_instruction(system, schema))
+        prompt = sendable(prompt)
         try:
             message = self._client.messages.create(
                 model=self.model,

@@ -31,7 +31,7 @@ from ..errors import ExternalServiceError, InvalidInputError
 from ..extras import require_extra
 from ..settings import OpenAICompatibleSettings
 from ..store.urls import redact_url
-from .structured import InvalidReply, parse_reply, schema_instruction
+from .structured import InvalidReply, parse_reply, schema_instruction, sendable
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -91,7 +91,9 @@ class OpenAICompatibleLLM:
 
     def ask(self, *, system: str, prompt: str, schema: type[T], max_tokens: int = 1024, timeout: float | None = None) -> T:
         """One validated object; at most one repair request; raises ExternalServiceError otherwise."""
-        messages = [{"role": "system", "content": schema_instruction(system, schema)}, {"role": "user", "content": prompt}]
+        prompt = sendable(prompt)
+        messages = [{"role": "system", "content": sendable(schema_instruction(system, schema))},
+                    {"role": "user", "content": prompt}]
         text, finish = self._complete(messages, schema, max_tokens, timeout)
         try:
             return parse_reply(text, schema)
@@ -103,7 +105,7 @@ class OpenAICompatibleLLM:
                 f"{prompt}\n\nNOTE: an earlier answer to this was cut off at the output limit of {max_tokens} tokens. "
                 "Answer with a shorter JSON object (fewer or shorter items).")}]
         else:
-            repair = [*messages, {"role": "assistant", "content": text or ""}, {"role": "user", "content": (
+            repair = [*messages, {"role": "assistant", "content": sendable(text or "")}, {"role": "user", "content": (
                 f"That answer could not be used: {first}. Reply again with one JSON object only, no prose and no code "
                 "fence, that matches the JSON schema in the instructions.")}]
         text, finish = self._complete(repair, schema, max_tokens, timeout)

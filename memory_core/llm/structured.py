@@ -28,6 +28,28 @@ class InvalidReply(ValueError):
         self.reason = reason
 
 
+def sendable(text: str) -> str:
+    """``text`` with lone surrogates (which no UTF-8 request body can carry) replaced by U+FFFD;
+    a surrogate pair split across two code points becomes the character it encodes."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def _storable(value):
+    """Decoded JSON with every string made sendable: a ``\\ud800`` escape in a model's answer
+    must not become a lone surrogate that SQLite (UTF-8) cannot store."""
+    if isinstance(value, str):
+        return sendable(value)
+    if isinstance(value, list):
+        return [_storable(v) for v in value]
+    if isinstance(value, dict):
+        return {sendable(k): _storable(v) for k, v in value.items()}
+    return value
+
+
 def schema_instruction(system: str, schema: type[BaseModel]) -> str:
     """The system prompt followed by the instruction to answer with one object of ``schema``."""
     return (
@@ -62,7 +84,7 @@ def parse_reply(text: str | None, schema: type[T]) -> T:
             position = body.find("{", position + 1)
             continue
         try:  # a "{" always decodes to a dict; objects nested in it are not tried on their own
-            return schema.model_validate(value)
+            return schema.model_validate(_storable(value))
         except ValidationError as exc:
             first_error = first_error or exc
         position = body.find("{", end)

@@ -192,3 +192,40 @@ def test_a_missing_openai_package_names_the_extra(monkeypatch):
         make_llm("http://127.0.0.1:9/v1")
     assert raised.value.message.endswith("pip install 'agent-memory[openai]'")
     assert raised.value.details["extra"] == "openai"
+
+
+def test_odd_unicode_goes_out_and_comes_back_storable(chat_server):
+    """Lone surrogates (which no UTF-8 body can carry) become U+FFFD, both ways; RTL marks and NUL pass."""
+    chat_server.queue(answer_json({"verdict": "accept", "reason": "ok \ud800 \u202e\u05d0 \x00 end"}))
+    llm = make_llm(chat_server.url)
+    reply = llm.ask(system="s \udfff", prompt="lone \ud800 rtl \u202e\u05d0 nul \x00 pair \ud83d\ude00", schema=Verdict)
+    assert reply.reason == "ok \ufffd \u202e\u05d0 \x00 end"
+    reply.reason.encode("utf-8")  # storable
+    sent = chat_server.bodies()[0]["messages"]
+    assert sent[1]["content"] == "lone \ufffd rtl \u202e\u05d0 nul \x00 pair \U0001f600"
+    assert sent[0]["content"].startswith("s \ufffd")
+
+
+def test_concurrent_calls_on_one_client_all_succeed_while_the_format_steps_down(chat_server):
+    import threading
+
+    chat_server.refused_formats = {"json_schema"}
+    chat_server.queue(*[answer_json(ACCEPT) for _ in range(8)])
+    llm = make_llm(chat_server.url)
+    results, errors = [], []
+
+    def call():
+        try:
+            results.append(ask(llm))
+        except Exception as exc:  # noqa: BLE001 - collected and asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=call) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert errors == [] and results == [Verdict(**ACCEPT)] * 8
+    assert llm.response_format == "json_object"
+    answered = [b for b in chat_server.bodies() if (b.get("response_format") or {}).get("type") == "json_object"]
+    assert len(answered) == 8
