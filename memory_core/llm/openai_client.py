@@ -7,7 +7,7 @@ pydantic object, or ExternalServiceError. Weaker models get three kinds of help:
 - the request asks for a JSON-schema response format (the server constrains decoding to the
   schema); with ``structured_output = auto`` a server that refuses it (400 or 422) is asked again
   with a plain JSON-object format and then with the schema in the prompt only, and the step it
-  accepted is kept for later calls;
+  answered is kept for later calls (a 400 about something else changes nothing);
 - the answer is parsed leniently (prose, code fences and ``<think>`` blocks around the object are
   skipped) and validated against the schema;
 - an answer that is still invalid, or cut off at the token limit, gets exactly one repair request
@@ -122,9 +122,13 @@ class OpenAICompatibleLLM:
 
     def _complete(self, messages: list[dict], schema: type[BaseModel], max_tokens: int,
                   timeout: float | None) -> tuple[str | None, str | None]:
-        """(text, finish_reason) of one completion, stepping down the response format on refusal."""
+        """(text, finish_reason) of one completion, stepping down the response format on refusal.
+
+        A lower step is kept for later calls only once the server has answered it: a 400 that has
+        nothing to do with the format (a prompt past the context length) fails at every step and
+        changes nothing."""
+        step = self._format
         while True:
-            step = self._format
             try:
                 completion = self._client.chat.completions.create(
                     model=self.model, messages=messages, max_tokens=max_tokens, temperature=self.temperature,
@@ -133,7 +137,7 @@ class OpenAICompatibleLLM:
                 )
             except self._openai.APIStatusError as exc:
                 if self._auto and exc.status_code in REFUSED_FORMAT_STATUSES and step != FORMAT_STEPS[-1]:
-                    self._step_down(step)
+                    step = FORMAT_STEPS[FORMAT_STEPS.index(step) + 1]
                     continue
                 raise self._error(f"the server answered HTTP {exc.status_code}: {exc.message}", "api_error",
                                   status=exc.status_code) from None
@@ -146,12 +150,13 @@ class OpenAICompatibleLLM:
             except (self._openai.APIError, ValueError) as exc:  # an answer that is not a chat completion
                 raise self._error(f"the server's answer was not a chat completion: {type(exc).__name__}: {exc}",
                                   "invalid_response") from None
+            self._keep(step)
             return _text_of(completion, self._error)
 
-    def _step_down(self, refused: str) -> None:
-        with self._format_lock:
-            if self._format == refused:
-                self._format = FORMAT_STEPS[FORMAT_STEPS.index(refused) + 1]
+    def _keep(self, answered: str) -> None:
+        with self._format_lock:  # only ever down: a call still on a higher step must not undo it
+            if FORMAT_STEPS.index(answered) > FORMAT_STEPS.index(self._format):
+                self._format = answered
 
     def _error(self, message: str, kind: str, **details: Any) -> ExternalServiceError:
         if self._secret:

@@ -229,3 +229,12 @@ def test_concurrent_calls_on_one_client_all_succeed_while_the_format_steps_down(
     assert llm.response_format == "json_object"
     answered = [b for b in chat_server.bodies() if (b.get("response_format") or {}).get("type") == "json_object"]
     assert len(answered) == 8
+
+
+def test_a_400_that_is_not_about_the_format_fails_at_every_step_and_changes_nothing(chat_server):
+    chat_server.queue(*[http_error(400, "This model's maximum context length is 8192 tokens") for _ in range(3)])
+    llm = make_llm(chat_server.url)
+    error = failure(llm)
+    assert error.details["status"] == 400 and "maximum context length" in error.message
+    assert len(chat_server.requests) == 3  # json_schema, json_object, prompt: bounded
+    assert llm.response_format == "json_schema"  # nothing answered lower, so nothing is kept
