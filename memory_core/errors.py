@@ -105,8 +105,11 @@ class FrameworkUnavailableError(MemoryCoreError):
     code = "framework_unavailable"
 
 
-class MissingExtraError(MemoryCoreError):
-    """An optional part needs a package that is not installed; the message names the extra to install."""
+class MissingExtraError(MemoryCoreError, ModuleNotFoundError):
+    """An optional part needs a package that is not installed; the message names the extra to install.
+
+    Also a ModuleNotFoundError, so code that treats a missing optional part as absent (``except
+    ImportError``, ``pytest.importorskip``) keeps doing so."""
 
     code = "missing_extra"
 
