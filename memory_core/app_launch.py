@@ -89,7 +89,9 @@ def serve(store: str, port: int, demo: bool, host: str, *, execute: bool = True)
         print(f"using the PostgreSQL store at {redact_url(store)}", flush=True)
         target: Path | str = store
     else:
-        target = Path(store).resolve()
+        from .store.urls import file_path
+
+        target = file_path(store, what="a store file or a postgresql:// URL").resolve()
         ensure_store(target, demo, out=lambda message: print(message, flush=True))
     env = app_environment(target, demo)
     command = streamlit_command(port, host)

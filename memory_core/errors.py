@@ -94,9 +94,21 @@ class ExternalServiceError(MemoryCoreError):
 
 
 class IdentityError(MemoryCoreError):
-    """A framework run context lacks (or contradicts) the agent, user or session id an adapter needs."""
+    """A run names no usable principal or session, or one that contradicts the session's owner.
+
+    The one class a host catches for identity refusals (SessionOwnerError is a subclass)."""
 
     code = "identity_missing"
+
+
+class SessionOwnerError(IdentityError, PolicyError):
+    """A session id that belongs to another principal (agent, user) than the one the caller names.
+
+    An identity refusal: hosts catch it as IdentityError, the one class for every identity refusal;
+    it stays a PolicyError so code that caught the store's earlier PolicyError keeps working.
+    """
+
+    code = "session_owner_mismatch"
 
 
 class FrameworkUnavailableError(MemoryCoreError):
@@ -118,3 +130,15 @@ class HostMemoryNotQualifiedError(MemoryCoreError):
     """Host-issued memory was enabled without a passing fitness result for exactly what the host runs."""
 
     code = "host_memory_not_qualified"
+
+
+class StoreUnusableError(MemoryCoreError):
+    """The store at ``path`` cannot be opened as it is (``problem``: missing, empty, damaged, not_a_store,
+    outdated or incomplete); the message says what to do."""
+
+    code = "store_unusable"
+
+    def __init__(self, message: str, *, path: str, problem: str, **details: Any) -> None:
+        super().__init__(message, path=path, problem=problem, **details)
+        self.path = path
+        self.problem = problem

@@ -15,13 +15,14 @@ No SQL lives here: grants are in ``policy.grants``, sessions in ``store.sessions
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from .. import display
 from ..clock import Clock, SystemClock, format_ts, parse_ts
-from ..errors import EmbedderMismatchError, InvalidInputError, NotFoundError, PolicyError
+from ..errors import EmbedderMismatchError, InvalidInputError, NotFoundError, PolicyError, StoreUnusableError
 from ..extract.runner import ExtractionRunner
 from ..ids import new_id
 from ..index.reembed import reembed_store
@@ -43,6 +44,8 @@ from ..store.backup import backup_store, restore_into
 from ..store.backend import open_store
 from ..store.db import Store
 from ..store.doctor import DoctorReport, run_doctor
+from ..store.opening import damage_guard
+from ..store.transfer import refuse_unfinished_copy
 from ..store.records import Record
 from .ambient_methods import AmbientMethods
 from .embedders import shared_embedder
@@ -71,7 +74,7 @@ class MemoryService(ExtractionMethods, AmbientMethods):
         else:
             self.index = VectorIndex(store, embedder.dim, backend_factory(r.ann_min_records, r.ann_exact_below_allowed, r.ann_nprobe))
             self.index.keep_ann_file({"model": embedder.model_name, "model_version": embedder.model_version, "kind": "faiss-ivf-sq8"},
-                                     save=r.ann_persist)
+                                     save=r.ann_persist and not store.read_only)
         offline_judge = OfflineEntailmentJudge(embedder.embed, settings.write.entailment_min_coverage, settings.write.entailment_min_cosine)
         self.judge = (
             ModelEntailmentJudge(self.models.entailment, offline_judge)
@@ -100,11 +103,16 @@ class MemoryService(ExtractionMethods, AmbientMethods):
         llm=None,
         models: RoleModels | None = None,
         allow_embedder_mismatch: bool = False,
+        read_only: bool = False,
     ) -> "MemoryService":
         """Create or migrate the store at ``path`` and load the configured embedder.
 
         Refuses (EmbedderMismatchError) a store whose rows were embedded by another model unless
-        ``allow_embedder_mismatch`` is set, which only :meth:`reembed` should need.
+        ``allow_embedder_mismatch`` is set, which only :meth:`reembed` should need. A damaged file,
+        an SQLite database that is not a store, or the target of an unfinished ``migrate-store``
+        raises :class:`~memory_core.errors.StoreUnusableError` naming the file and what to do.
+        ``read_only`` opens an existing, current store without writing anything to it (nothing is
+        created or migrated; any write fails): for commands that only look.
         """
         settings = settings or load_settings()
         clock = clock or SystemClock()
@@ -112,29 +120,42 @@ class MemoryService(ExtractionMethods, AmbientMethods):
             llm = build_llm(settings.anthropic)
         if models is None:  # before the store and the embedder: a misconfigured model fails fast
             models = build_role_models(settings, anthropic=llm)
-        embedder = embedder or shared_embedder(settings.embedder)
-        store = open_store(path, format_ts(clock.now()))
-        service = cls(store, settings, clock, embedder, llm=llm, models=models)
+        store = open_store(path, format_ts(clock.now()), read_only=read_only)
+        guard = damage_guard(store.path) if store.backend == "sqlite" else nullcontext()
         try:
-            service._check_embedder(allow_embedder_mismatch)
-            service.index.rebuild()
-        except Exception:
-            store.close()
+            with guard:
+                refuse_unfinished_copy(store)
+                if read_only and store.pending_migrations:
+                    raise StoreUnusableError(
+                        f"the store at {store.path} lacks migrations {store.pending_migrations} of this code; open it for "
+                        f"writing once (agent-memory init --path {store.path}) to migrate it", path=str(store.path),
+                        problem="outdated", pending=store.pending_migrations)
+                embedder = embedder or shared_embedder(settings.embedder)
+                service = cls(store, settings, clock, embedder, llm=llm, models=models)
+                service._check_embedder(allow_embedder_mismatch)
+                if not (read_only and store.backend == "postgresql"):  # there it only starts an index build
+                    service.index.rebuild()
+        except BaseException:
+            # a file found damaged is left as it was: no checkpoint of its WAL on the way out
+            store.close_quietly() if store.backend == "sqlite" else store.close()
             raise
         return service
 
     def _check_embedder(self, allow_mismatch: bool) -> None:
         current = (self.embedder.model_name, self.embedder.model_version)
-        # one write transaction: processes opening a fresh store at once must not see the model
-        # recorded without its version (or both record theirs)
-        with self.store.transaction():
+        if self.store.read_only:  # compare only: a read-only open records nothing
             stored = (self.store.get_meta("embed_model"), self.store.get_meta("embed_version"))
-            if stored == (None, None):
-                self.store.set_meta("embed_model", current[0])
-                self.store.set_meta("embed_version", current[1])
-                self.store.set_meta("embed_dim", str(self.embedder.dim))
-                return
-        if stored != current and not allow_mismatch:
+        else:
+            # one write transaction: processes opening a fresh store at once must not see the model
+            # recorded without its version (or both record theirs)
+            with self.store.transaction():
+                stored = (self.store.get_meta("embed_model"), self.store.get_meta("embed_version"))
+                if stored == (None, None):
+                    self.store.set_meta("embed_model", current[0])
+                    self.store.set_meta("embed_version", current[1])
+                    self.store.set_meta("embed_dim", str(self.embedder.dim))
+                    return
+        if stored != current and stored != (None, None) and not allow_mismatch:
             raise EmbedderMismatchError(
                 f"this store was embedded with {stored[0]} (version {stored[1]}) but the configured embedder is "
                 f"{current[0]} (version {current[1]}); run `agent-memory reembed` to migrate it explicitly",
@@ -414,9 +435,10 @@ class MemoryService(ExtractionMethods, AmbientMethods):
         """A consistent copy of the store at ``path`` (online; agents may keep writing)."""
         return backup_store(self.store.path, path, overwrite=overwrite).to_dict()
 
-    def restore(self, path: str | Path) -> dict:
-        """Replace this store's content with the snapshot at ``path`` and reload the vector index."""
-        info = restore_into(self.store, path)
+    def restore(self, path: str | Path, *, allow_empty: bool = False) -> dict:
+        """Replace this store's content with the snapshot at ``path`` (checked first; one without
+        records only with ``allow_empty``) and reload the vector index."""
+        info = restore_into(self.store, path, allow_empty=allow_empty)
         self._check_embedder(False)
         self.index.rebuild()
         return info.to_dict()

@@ -64,7 +64,7 @@ def test_the_openai_compatible_provider_without_the_openai_extra_names_it(tmp_pa
 
 def test_the_bge_embedder_without_the_bge_extra_names_it(tmp_path):
     env = {"MEMORY_EMBEDDER__KIND": "bge-m3", "MEMORY_EMBEDDER__MODEL_PATH": str(tmp_path)}
-    line = one_line_error(cli_without(["FlagEmbedding"], "stats", "--path", str(tmp_path / "s.sqlite"), env=env))
+    line = one_line_error(cli_without(["FlagEmbedding"], "init", "--path", str(tmp_path / "s.sqlite"), env=env))
     assert line.startswith("error [embedder_unavailable]: the bge-m3 embedder cannot run without FlagEmbedding")
     assert line.endswith("pip install 'agent-memory[bge]'")
 
