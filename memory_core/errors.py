@@ -88,7 +88,7 @@ class MigrationError(MemoryCoreError):
 
 
 class ExternalServiceError(MemoryCoreError):
-    """A configured hosted model (Anthropic) failed, timed out or answered invalidly."""
+    """A configured hosted model (Anthropic or OpenAI-compatible) failed, timed out or answered invalidly."""
 
     code = "external_service"
 
@@ -115,6 +115,15 @@ class FrameworkUnavailableError(MemoryCoreError):
     """An adapter's agent framework is not installed in this environment."""
 
     code = "framework_unavailable"
+
+
+class MissingExtraError(MemoryCoreError, ModuleNotFoundError):
+    """An optional part needs a package that is not installed; the message names the extra to install.
+
+    Also a ModuleNotFoundError, so code that treats a missing optional part as absent (``except
+    ImportError``, ``pytest.importorskip``) keeps doing so."""
+
+    code = "missing_extra"
 
 
 class HostMemoryNotQualifiedError(MemoryCoreError):

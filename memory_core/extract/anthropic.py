@@ -1,10 +1,12 @@
-"""Extractor and reviewer backed by an Anthropic model (Claude Haiku 4.5 class).
+"""Extractor and reviewer backed by a hosted or served model (Claude Haiku 4.5 class, or any model
+behind an OpenAI-compatible server).
 
-Both send one request through :class:`memory_core.llm.anthropic_client.StructuredLLM`, which
-validates the reply against the pydantic models in :mod:`.models`. A timeout, API error or
-invalid reply raises ExternalServiceError; the runner turns that into a failed, retryable
-attempt with nothing written. The prompts ask for conservative output, but no rule depends on
-the model obeying them: evidence, dates, source kinds and revision limits are enforced in code.
+Both send one request through the :class:`~memory_core.llm.LanguageModel` their role was given
+(:mod:`memory_core.llm.factory` chooses it from settings), which validates the reply against the
+pydantic models in :mod:`.candidates`. A timeout, API error or invalid reply raises
+ExternalServiceError; the runner turns that into a failed, retryable attempt with nothing written.
+The prompts ask for conservative output, but no rule depends on the model obeying them: evidence,
+dates, source kinds and revision limits are enforced in code.
 """
 
 from __future__ import annotations
@@ -48,13 +50,12 @@ A revision may change only "content" and the temporal fields (or list fields to 
 Give a one-sentence "reason"."""
 
 
-class AnthropicExtractor:
+class ModelExtractor:
     """Proposes candidates and a summary with one structured-output request."""
-
-    name = "anthropic"
 
     def __init__(self, llm, *, timeout_s: float, max_tokens: int) -> None:
         self.llm = llm
+        self.name = getattr(llm, "provider", "anthropic")  # the run log shows provider:model
         self.timeout_s = timeout_s
         self.max_tokens = max_tokens
 
@@ -80,13 +81,12 @@ def _candidate_view(candidate: Candidate) -> dict:
     return candidate.model_dump(exclude_none=True)
 
 
-class AnthropicReviewer:
+class ModelReviewer:
     """Reviews one candidate per request; fails closed (raises) on any model failure."""
-
-    name = "anthropic"
 
     def __init__(self, llm, *, timeout_s: float, max_tokens: int = 800) -> None:
         self.llm = llm
+        self.name = getattr(llm, "provider", "anthropic")
         self.timeout_s = timeout_s
         self.max_tokens = max_tokens
 
@@ -107,3 +107,8 @@ class AnthropicReviewer:
         """Raises ExternalServiceError on timeout, API error or invalid output."""
         return self.llm.ask(system=REVIEWER_SYSTEM, prompt=self.prompt(item), schema=ReviewDecision,
                             max_tokens=self.max_tokens, timeout=self.timeout_s)
+
+
+# The names from before other providers existed (hosts and tests import them).
+AnthropicExtractor = ModelExtractor
+AnthropicReviewer = ModelReviewer

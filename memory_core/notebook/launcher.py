@@ -193,6 +193,9 @@ class AdminApp:
         """Start the server and wait until it is healthy; raises ``AppLaunchError`` (server stopped) otherwise."""
         if self.running:
             return self
+        from ..extras import require_extra
+
+        require_extra("app", "the admin app")
         if self.port is None:
             self.port = free_port(self.host)
         handle, name = tempfile.mkstemp(prefix="agent-memory-app-", suffix=".log")

@@ -29,10 +29,11 @@ from ..index.reembed import reembed_store
 from ..index.ann import backend_factory
 from ..index.pg_vector import PgVectorIndex
 from ..index.vector_index import VectorIndex
-from ..ingest.evidence import AnthropicEntailmentJudge, OfflineEntailmentJudge
+from ..ingest.evidence import ModelEntailmentJudge, OfflineEntailmentJudge
 from ..ingest.lifecycle import Lifecycle
 from ..ingest.writer import Ingestor, WriteOutcome, WriteRequest
 from ..llm.anthropic_client import build_llm
+from ..llm.factory import RoleModels, build_role_models
 from ..maintenance import run_maintenance
 from ..policy.grants import ScopeAccess, access_of, check_grantable, delete_grant, list_grants, save_grant
 from ..policy.scopes import Scope, parse_scope, private_scope, validate_id
@@ -57,12 +58,13 @@ class MemoryService(ExtractionMethods, AmbientMethods):
     """A memory store opened for use: SQLite, vector index, embedder, write path, retriever and tools."""
 
     def __init__(self, store: Store, settings: Settings, clock: Clock, embedder, *, llm=None,
-                 tools: ToolSurface | None = None) -> None:
+                 models: RoleModels | None = None, tools: ToolSurface | None = None) -> None:
         self.store = store
         self.settings = settings
         self.clock = clock
         self.embedder = embedder
-        self.llm = llm
+        self.llm = llm  # the Anthropic client (None without a key); each role's client is in self.models
+        self.models = models if models is not None else build_role_models(settings, anthropic=llm)
         r = settings.retrieval  # the approximate backend only engages above r.ann_min_records rows
         if store.backend == "postgresql":  # dense search runs in the database (pgvector)
             pg = settings.postgres
@@ -75,15 +77,15 @@ class MemoryService(ExtractionMethods, AmbientMethods):
                                      save=r.ann_persist and not store.read_only)
         offline_judge = OfflineEntailmentJudge(embedder.embed, settings.write.entailment_min_coverage, settings.write.entailment_min_cosine)
         self.judge = (
-            AnthropicEntailmentJudge(llm, offline_judge)
-            if settings.write.entailment_judge == "anthropic" and llm is not None
+            ModelEntailmentJudge(self.models.entailment, offline_judge)
+            if self.models.entailment is not None
             else offline_judge
         )
         self.ingestor = Ingestor(store, self.index, embedder, self.judge, settings.write, clock)
         self.lifecycle = Lifecycle(store, self.index, settings.write, clock, settings.housekeeping)
         self.retriever = Retriever(
             store=store, index=self.index, embedder=embedder, clock=clock, access=self.access,
-            settings=lambda: self.settings.retrieval, llm=llm,
+            settings=lambda: self.settings.retrieval, llm=self.models.rewrite,
         )
         self._tools = tools
         self._extraction: ExtractionRunner | None = None
@@ -99,6 +101,7 @@ class MemoryService(ExtractionMethods, AmbientMethods):
         clock: Clock | None = None,
         embedder=None,
         llm=None,
+        models: RoleModels | None = None,
         allow_embedder_mismatch: bool = False,
         read_only: bool = False,
     ) -> "MemoryService":
@@ -113,6 +116,10 @@ class MemoryService(ExtractionMethods, AmbientMethods):
         """
         settings = settings or load_settings()
         clock = clock or SystemClock()
+        if llm is None:
+            llm = build_llm(settings.anthropic)
+        if models is None:  # before the store and the embedder: a misconfigured model fails fast
+            models = build_role_models(settings, anthropic=llm)
         store = open_store(path, format_ts(clock.now()), read_only=read_only)
         guard = damage_guard(store.path) if store.backend == "sqlite" else nullcontext()
         try:
@@ -124,9 +131,7 @@ class MemoryService(ExtractionMethods, AmbientMethods):
                         f"writing once (agent-memory init --path {store.path}) to migrate it", path=str(store.path),
                         problem="outdated", pending=store.pending_migrations)
                 embedder = embedder or shared_embedder(settings.embedder)
-                if llm is None:
-                    llm = build_llm(settings.anthropic)
-                service = cls(store, settings, clock, embedder, llm=llm)
+                service = cls(store, settings, clock, embedder, llm=llm, models=models)
                 service._check_embedder(allow_embedder_mismatch)
                 if not (read_only and store.backend == "postgresql"):  # there it only starts an index build
                     service.index.rebuild()

@@ -40,6 +40,9 @@ def open_store(target: str | Path, now: str, *, read_only: bool = False):
     commands (doctor, stats, grants, the source of a copy) use.
     """
     if is_postgres_url(target):
+        from ..extras import require_extra
+
+        require_extra("postgres", "a postgresql:// store")
         from .pg.store import PgStore
 
         return PgStore.open_readonly(str(target)) if read_only else PgStore.open(str(target), now)
