@@ -15,7 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory_core.policy.rules import normalise_alias
+from memory_core.text import normalise_alias
 from memory_core.store.paging import Where, like_pattern
 
 from .pagination import Page, query_page

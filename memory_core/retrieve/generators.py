@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..embed import embedder_runtime
-from ..policy.rules import normalise_alias
+from ..text import normalise_alias
 from .filters import HardFilter
 from .fts_query import query_mentions, query_terms
 from .lexical import LexicalResult, lexical_search, lookup_key, readable_lookup

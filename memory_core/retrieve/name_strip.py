@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import gate_model
-from ..policy.rules import normalise_alias
+from ..text import normalise_alias
 from .rest_cover import rest_cover
 from .fts_query import STOP_WORDS, query_terms
 from .generators import COSINE_DIGITS

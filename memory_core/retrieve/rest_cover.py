@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..store.pg.fulltext import fold
+from ..text import index_fold as fold
 from .lexical import idf, lookup_key, readable_lookup
 
 if TYPE_CHECKING:

@@ -4,13 +4,13 @@ token budget. No I/O; each is tested directly (and with hypothesis)."""
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
 import numpy as np
 
+from ..text import count_tokens, truncate_to_tokens  # noqa: F401 (used by the budget stage; their home is memory_core.text)
 from . import gate_model
 
 K = TypeVar("K", bound=Hashable)
@@ -358,40 +358,6 @@ def collapse_near_duplicates(
 
 
 # -- token budget --------------------------------------------------------------------------------
-
-_PIECE = re.compile(r"[^\W_]+|[^\w\s]|_", re.UNICODE)
-
-
-def count_tokens(text: str) -> int:
-    """An offline estimate of the tokens a model's tokenizer makes of ``text``.
-
-    Each run of letters or digits counts one token per started four characters, and each
-    punctuation mark or symbol counts one. For English prose this lands at or slightly above
-    what BPE tokenizers report (about 1.3 tokens a word), so the budget errs on the safe side.
-    """
-    total = 0
-    for piece in _PIECE.findall(text):
-        total += -(-len(piece) // 4) if piece[0].isalnum() else 1
-    return total
-
-
-def truncate_to_tokens(text: str, max_tokens: int) -> str:
-    """The longest prefix of ``text`` (cut at a word boundary when possible) within ``max_tokens``,
-    followed by an ellipsis; the ellipsis is counted."""
-    if count_tokens(text) <= max_tokens:
-        return text
-    limit = max(max_tokens - 1, 0)
-    used = 0
-    end = 0
-    for match in _PIECE.finditer(text):
-        piece = match.group(0)
-        cost = -(-len(piece) // 4) if piece[0].isalnum() else 1
-        if used + cost > limit:
-            break
-        used += cost
-        end = match.end()
-    return text[:end].rstrip() + "…"
-
 
 def fit_budget(costs: Iterable[int], budget: int, limit: int, count: int | None = None) -> list[tuple[str, int]]:
     """Decide, in rank order, which items fit: ``(decision, tokens used after it)`` per item.
