@@ -6,8 +6,9 @@ import math
 import pytest
 
 from memory_core.eval.gate_calibration import FLOOR_NAMES, GateFeatures, calibrate, guard_errors, outcome, passes, recommend, sweep
-from memory_core.retrieve import gate_model
-from memory_core.retrieve.scoring import Evidence, GateFloors, gate_set
+from memory_core.retrieve.gate import model as gate_model
+from memory_core.retrieve.gate.rules import Evidence, GateFloors
+from tests.unit.retrieve.gate_words import gate_set
 
 FLOORS = dict(zip(FLOOR_NAMES, (0.4, 0.6, 0.5, 0.35, 0.5)))
 GRID = {"cosine_floor": [0.3, 0.4, 0.5], "cosine_floor_unknown_name": [0.5, 0.7, math.inf], "lexical_floor": [0.5, 0.9, math.inf],
@@ -87,7 +88,7 @@ def test_named_questions_whose_label_is_doubted_are_left_out_of_the_verified_rat
 
 def test_the_known_name_rule_is_decided_like_the_pipeline_and_swept_on_top_of_the_floors():
     from memory_core.eval.gate_calibration import recommend_rest, sweep_rest
-    from memory_core.retrieve.scoring import NameRest
+    from memory_core.retrieve.gate.rules import NameRest
 
     answerable = [GateFeatures(f"conv-a#{i}", True, 0.6, 0.2, 0.6, 0.1, known_name=True, rest_cosine=0.35 + i * 0.01, rest_lexical=0.2)
                   for i in range(10)]
@@ -116,7 +117,7 @@ def _named_samples():
 
 def test_the_known_name_model_is_decided_like_the_pipeline():
     from memory_core.eval import name_model_fit
-    from memory_core.retrieve.scoring import NameRest
+    from memory_core.retrieve.gate.rules import NameRest
 
     answerable, named = _named_samples()
     weights = name_model_fit.fit(answerable + named)
