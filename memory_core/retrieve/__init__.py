@@ -2,7 +2,7 @@
 
 ``service.retriever.search(request)`` (or ``MemoryService.search``) checks a :class:`SearchRequest`,
 runs the stages of :func:`~memory_core.retrieve.retriever.default_stages` and returns a
-:class:`SearchResponse`; ``Retriever.load`` rebuilds a past response
+:class:`SearchResponse`; ``search_batch`` runs many; ``Retriever.load`` rebuilds a past response
 from the log and ``Retriever.replay`` runs it again. Each stage declares the hand-offs it reads and
 writes (:mod:`.pipeline`) and can run alone (:func:`run_stage`). The memory_search tool lives in
 :mod:`memory_core.tools.search_tool`.

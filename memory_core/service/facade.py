@@ -378,6 +378,11 @@ class MemoryService(ExtractionMethods, AmbientMethods):
         call is logged."""
         return self.retriever.search(request, **params)
 
+    def search_batch(self, requests: list[SearchRequest]) -> list[SearchResponse]:
+        """Many searches at once (``Retriever.search_batch``): all checked first, query vectors made
+        in batches, each logged as its own search; the responses in order."""
+        return self.retriever.search_batch(requests)
+
     def load_search(self, search_id: str):
         """A logged search rebuilt from the search log as a ``SearchResponse`` (``from_log`` set)."""
         return self.retriever.load(search_id)
