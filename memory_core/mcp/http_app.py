@@ -164,9 +164,13 @@ class McpHttpApp:
             if entry is None:
                 await _respond(send, 404, _rpc_error(-32600, "Session not found"))
                 return
+            if scope["method"] == "DELETE":  # end it before answering: a 200 means extraction is queued
+                await self.sessions.close(entry, why="deleted by the client")
+                await _respond(send, 200, {})
+                return
             await entry.transport.handle_request(scope, replay, send)
             if entry.transport.is_terminated:
-                await self.sessions.close(entry)
+                await self.sessions.close(entry, why="terminated")
             return
         if scope["method"] != "POST":
             await _respond(send, 400, _rpc_error(-32600, "Bad request: no Mcp-Session-Id; open a session with an "
@@ -195,7 +199,7 @@ class McpHttpApp:
         entry = await self.sessions.open(memory, key.key_id)
         status = await _status_of(entry.transport.handle_request, scope, replay, send)
         if status is None or status >= 400:
-            await self.sessions.close(entry)
+            await self.sessions.close(entry, why=f"its initialize was refused (HTTP {status})")
 
     # -- /hooks ------------------------------------------------------------------------------------
 

@@ -76,28 +76,33 @@ class HttpSessions:
         from mcp.server.runner import serve_loop
 
         server = build_server(entry.memory, self.limiter)
+        why = "the client left"
         try:
             async with entry.transport.connect() as (read_stream, write_stream):
                 task_status.started()
                 with entry.transport.idle_scope:
                     await serve_loop(server, read_stream, write_stream, lifespan_state={}, session_id=entry.id)
                 if entry.transport.idle_scope.cancelled_caught:
-                    log.info("MCP session %s closed after %s s idle", entry.id, self.idle_s)
+                    why = f"idle for {self.idle_s:g} s"
         except Exception:
+            why = "it failed"
             log.exception("MCP session %s failed", entry.id)
         finally:
-            await self.close(entry)
+            await self.close(entry, why=why)
 
-    async def close(self, entry: HttpSession) -> None:
+    async def close(self, entry: HttpSession, *, why: str = "closed") -> None:
         """Stop serving a session and end its memory session (queues extraction). Safe to repeat."""
         with self._lock:
-            self._open.pop(entry.id, None)
+            if self._open.pop(entry.id, None) is None:
+                return
         with anyio.CancelScope(shield=True):
             if not entry.transport.is_terminated:
                 await entry.transport.terminate()
-            await anyio.to_thread.run_sync(entry.memory.end)
+            run_id = await anyio.to_thread.run_sync(entry.memory.end)
+        log.info("MCP session %s ended (%s): memory session %s, extraction run %s", entry.id, why, entry.memory.id,
+                 run_id or "not queued")
 
     async def close_all(self) -> None:
         """End every open session (the server is stopping)."""
         for entry in list(self._open.values()):
-            await self.close(entry)
+            await self.close(entry, why="the server is stopping")

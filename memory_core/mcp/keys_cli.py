@@ -47,9 +47,9 @@ def cmd_keys_create(args) -> int:
                                 project_id=args.project, label=args.label, actor=args.actor)
         access = service.access(args.agent_id, args.user_id)
         personal = f"user:{args.user_id}"
-        project = f" project {row['project_id']}," if row["project_id"] else ""
-        print(f"created {row['kind']} key {row['id']} for agent {row['agent_id']}, user {row['user_id']},{project} "
-              f"at {row['created_at']}")
+        project = f", project {row['project_id']}" if row["project_id"] else ""
+        print(f"created {row['kind']} key {row['id']} for agent {row['agent_id']}, user {row['user_id']}{project} "
+              f"({row['created_at']})")
         if row["kind"] == "model" and not access.can_write(personal):
             print(f"note: agent {args.agent_id} cannot write {personal} yet; grant it with "
                   f"`agent-memory grant {args.agent_id} {personal} --write`")

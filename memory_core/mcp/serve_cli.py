@@ -73,11 +73,14 @@ def _serve_stdio(args) -> int:
 
 
 def _serve_http(args) -> int:
+    import logging
+
     import uvicorn
 
     from ..store.urls import redact_url
     from .http_app import McpHttpApp
 
+    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr, format="%(levelname)s: %(name)s: %(message)s")
     family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -17,7 +17,9 @@ import sys
 from typing import Any
 
 from .memory_session import McpMemorySession, Principal
-from .protocol import anyio, build_server
+from .protocol import anyio, build_server, types
+
+PARSE_ERROR = -32700
 
 THREADS = 4  # tool calls running at once in one process (the service serialises its own writes)
 
@@ -61,5 +63,24 @@ async def _serve(memory: McpMemorySession) -> None:
 
     server = build_server(memory, anyio.CapacityLimiter(THREADS))
     async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+        to_server, from_client = anyio.create_memory_object_stream(0)
+        async with anyio.create_task_group() as group:
+            group.start_soon(_answer_unreadable_lines, read_stream, write_stream, to_server)
+            await server.run(from_client, write_stream, server.create_initialization_options())
+            group.cancel_scope.cancel()
     sys.stdout.flush()
+
+
+async def _answer_unreadable_lines(read_stream, write_stream, to_server) -> None:
+    """Pass the client's messages on; answer a line that is not a JSON-RPC message with a parse error
+    (JSON-RPC 2.0 asks for one; the SDK's stdio loop would drop the line without a word)."""
+    from mcp.shared.message import SessionMessage
+
+    parse_error = types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(
+        code=PARSE_ERROR, message="Parse error: the line is not a JSON-RPC message"))
+    async with to_server:
+        async for item in read_stream:
+            if isinstance(item, Exception):
+                await write_stream.send(SessionMessage(parse_error))
+            else:
+                await to_server.send(item)
