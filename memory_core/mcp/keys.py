@@ -55,8 +55,9 @@ def hash_token(token: str) -> str:
 
 
 def create_key(service, *, kind: str, agent_id: str, user_id: str, project_id: str | None = None,
-               label: str | None = None, actor: str) -> tuple[dict[str, Any], str]:
-    """A new key for the principal; returns (its row, the token). The token is not stored anywhere."""
+               label: str | None = None, actor: str, reason: str | None = None) -> tuple[dict[str, Any], str]:
+    """A new key for the principal; returns (its row, the token). The token is not stored anywhere;
+    ``reason`` goes to the ``key.created`` audit event."""
     if kind not in KINDS:
         raise InvalidInputError(f"kind must be one of {', '.join(KINDS)}", field="kind")
     validate_id(agent_id, "agent_id")
@@ -70,10 +71,12 @@ def create_key(service, *, kind: str, agent_id: str, user_id: str, project_id: s
         label = label.strip() or None
     if not isinstance(actor, str) or not actor.strip():
         raise InvalidInputError("creating a key needs the actor who does it", field="actor")
+    if reason is not None:
+        check_text(reason, "reason")
     token = TOKEN_PREFIX[kind] + secrets.token_urlsafe(32)
     row = {"id": new_id("key"), "kind": kind, "agent_id": agent_id, "user_id": user_id, "project_id": project_id,
            "label": label, "token_hash": hash_token(token), "created_at": format_ts(service.clock.now())}
-    api_keys.insert_key(service.store, row, actor=actor)
+    api_keys.insert_key(service.store, row, actor=actor, reason=reason)
     stored = api_keys.key_row(service.store, row["id"])
     assert stored is not None
     return stored, token

@@ -14,7 +14,7 @@ COLUMNS = ("id, kind, agent_id, user_id, project_id, label, created_at, created_
            "revoked_by, revoke_reason")
 
 
-def insert_key(store: Store, row: dict[str, Any], *, actor: str) -> None:
+def insert_key(store: Store, row: dict[str, Any], *, actor: str, reason: str | None = None) -> None:
     """Add a key and its ``key.created`` event in one transaction (the row holds the token's hash only)."""
     with store.transaction() as conn:
         conn.execute(
@@ -22,7 +22,7 @@ def insert_key(store: Store, row: dict[str, Any], *, actor: str) -> None:
             "VALUES (?,?,?,?,?,?,?,?,?)",
             (row["id"], row["kind"], row["agent_id"], row["user_id"], row["project_id"], row["label"], row["token_hash"],
              row["created_at"], actor))
-        store.append_event(conn, at=row["created_at"], kind="key.created", actor=actor, payload={
+        store.append_event(conn, at=row["created_at"], kind="key.created", actor=actor, reason=reason, payload={
             "key_id": row["id"], "kind": row["kind"], "agent_id": row["agent_id"], "user_id": row["user_id"],
             "project_id": row["project_id"]})
 
