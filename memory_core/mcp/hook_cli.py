@@ -16,8 +16,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import urllib.error
-import urllib.request
 from typing import Any
 
 from .hook_payload import EVENTS, parse_payload_text, read_transcript
@@ -41,6 +39,8 @@ def add_hook_command(sub, default_path: str) -> None:
                    help=f"remote: environment variable holding the host key (default {DEFAULT_TOKEN_ENV})")
     p.add_argument("--context", action="store_true",
                    help="SessionStart: add the user's ambient profile to the model's context (hook output)")
+    p.add_argument("--extract", action="store_true",
+                   help="SessionEnd, local store: run the session's extraction now instead of leaving it to `agent-memory worker`")
     p.set_defaults(fn=cmd_hook)
 
 
@@ -76,6 +76,9 @@ def _run(args, raw: bytes) -> dict[str, Any]:
     if args.url:
         if args.agent_id or args.user_id or args.project:
             raise InvalidInputError("--url takes no --agent-id, --user-id or --project: the host key names the principal")
+        if args.extract:
+            raise InvalidInputError("--extract runs extraction in this process, on a local store; with --url the "
+                                    "server's `agent-memory worker` runs it")
         return _post(args, {"event": event.event, "payload": json.loads(raw), "turns": [t.to_dict() for t in turns],
                             "transcript_lines": lines, "context": args.context})
     if not args.agent_id or not args.user_id:
@@ -88,10 +91,16 @@ def _run(args, raw: bytes) -> dict[str, Any]:
     principal = Principal(validate_id(args.agent_id, "agent_id"), validate_id(args.user_id, "user_id"),
                           validate_id(args.project, "project") if args.project else None)
     with MemoryService.open(args.path, load_settings()) as service:
-        return HookRecorder(service, principal, context=args.context).record(event, turns, lines)
+        result = HookRecorder(service, principal, context=args.context).record(event, turns, lines)
+        if args.extract and result.get("extraction_run_id"):
+            result["extraction_status"] = service.run_extraction(result["extraction_run_id"]).status
+        return result
 
 
 def _post(args, body: dict[str, Any]) -> dict[str, Any]:
+    import urllib.error  # only the remote path needs them (urllib.request alone costs ~0.1 s to import)
+    import urllib.request
+
     token = os.environ.get(args.token_env)
     if not token:
         raise HookTransportError(f"no host key: set {args.token_env} (agent-memory keys create --kind host ...)")
