@@ -57,34 +57,38 @@ def _env() -> dict[str, str]:
     return env
 
 
-def in_process(path: Path, queries: list[str]) -> list[float]:
+def in_process(path: Path, calls: dict[str, list[dict]]) -> dict[str, list[float]]:
+    out = {}
     with MemoryService.open(path, load_settings()) as service:
         session = service.start_session(agent_id="bench", user_id="u0")
-        for query in queries[:20]:
-            session.call_tool("memory_search", {"query": query})
-        times = []
-        for query in queries[20:]:
-            began = time.perf_counter()
-            result = session.call_tool("memory_search", {"query": query})
-            times.append((time.perf_counter() - began) * 1000.0)
-            assert result["ok"], result
+        for tool, arguments in calls.items():
+            for args in arguments[:20]:
+                session.call_tool(tool, args)
+            out[tool] = []
+            for args in arguments[20:]:
+                began = time.perf_counter()
+                result = session.call_tool(tool, args)
+                out[tool].append((time.perf_counter() - began) * 1000.0)
+                assert result["ok"], result
         session.end()
-    return times
+    return out
 
 
-async def _timed(client, queries: list[str]) -> list[float]:
-    for query in queries[:20]:
-        await client.call_tool("memory_search", {"query": query})
-    times = []
-    for query in queries[20:]:
-        began = time.perf_counter()
-        result = await client.call_tool("memory_search", {"query": query})
-        times.append((time.perf_counter() - began) * 1000.0)
-        assert not result.is_error, result
-    return times
+async def _timed(client, calls: dict[str, list[dict]]) -> dict[str, list[float]]:
+    out = {}
+    for tool, arguments in calls.items():
+        for args in arguments[:20]:
+            await client.call_tool(tool, args)
+        out[tool] = []
+        for args in arguments[20:]:
+            began = time.perf_counter()
+            result = await client.call_tool(tool, args)
+            out[tool].append((time.perf_counter() - began) * 1000.0)
+            assert not result.is_error, result
+    return out
 
 
-def over_stdio(path: Path, queries: list[str]) -> tuple[list[float], str]:
+def over_stdio(path: Path, queries: dict[str, list[dict]]) -> tuple[dict[str, list[float]], str]:
     from mcp import Client, StdioServerParameters
 
     params = StdioServerParameters(command=sys.executable, cwd=str(ROOT), env=_env(), args=[
@@ -124,7 +128,7 @@ def _client(url: str, token: str):
     return http, Client(streamable_http_client(url, http_client=http))
 
 
-def over_http(url: str, token: str, queries: list[str]) -> tuple[list[float], str]:
+def over_http(url: str, token: str, queries: dict[str, list[dict]]) -> tuple[dict[str, list[float]], str]:
     async def run():
         http, client = _client(url, token)
         async with http, client:
@@ -134,6 +138,7 @@ def over_http(url: str, token: str, queries: list[str]) -> tuple[list[float], st
 
 
 def concurrent_http(url: str, token: str, clients: int, per_client: int) -> dict:
+    """Throughput and latency of ``clients`` HTTP sessions searching at once."""
     queries = search_corpus.queries(clients * per_client + 20)
     times: list[float] = []
 
@@ -173,49 +178,58 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-client", type=int, default=40)
     args = parser.parse_args(argv)
     path = _scratch_store()
-    queries = search_corpus.queries(args.searches + 20)
     with MemoryService.open(path, load_settings()) as service:
         _, token = create_key(service, kind="model", agent_id="bench", user_id="u0", actor="benchmark")
-    blocks, loads = {}, {"start": load_average()}
-    blocks["in_process_before"] = in_process(path, queries)
+        record_id = service.store.scalar("SELECT id FROM records WHERE scope_id = 'u0' ORDER BY seq LIMIT 1")
+    # memory_get (a primary-key read) shows what the transport itself costs; memory_search is the issue's measure
+    calls = {"memory_search": [{"query": q} for q in search_corpus.queries(args.searches + 20)],
+             "memory_get": [{"record_id": record_id}] * (args.searches + 20)}
+    raw, loads = {}, {"start": load_average()}
+    raw["in_process_before"] = in_process(path, calls)
     loads["after in-process"] = load_average()
-    blocks["stdio"], stdio_version = over_stdio(path, queries)
+    raw["stdio"], stdio_version = over_stdio(path, calls)
     loads["after stdio"] = load_average()
     server = _Server(path)
     try:
-        blocks["http"], http_version = over_http(server.url, token, queries)
+        raw["http"], http_version = over_http(server.url, token, calls)
         loads["after http"] = load_average()
         concurrency = concurrent_http(server.url, token, args.concurrent, args.per_client)
         loads["after concurrency"] = load_average()
     finally:
         server.stop()
-    blocks["in_process_after"] = in_process(path, queries)
+    raw["in_process_after"] = in_process(path, calls)
     loads["end"] = load_average()
-    stats = {name: summary(values) for name, values in blocks.items()}
-    reference = round((stats["in_process_before"]["p50"] + stats["in_process_after"]["p50"]) / 2, 2)
-    checks = {}
-    for name, budget in TARGETS.items():
-        over = round(stats[name]["p50"] - reference, 2)
-        checks[name] = {"p50": stats[name]["p50"], "over_in_process_ms": over, "budget_ms": budget, "met": over <= budget,
-                        "ratio": round(stats[name]["p50"] / reference, 3)}
-    data = {"machine": machine(), "load_average": loads, "records": 1000, "searches": args.searches,
+    stats = {tool: {name: summary(values[tool]) for name, values in raw.items()} for tool in calls}
+    checks, reference = {}, {}
+    for tool in calls:
+        reference[tool] = round((stats[tool]["in_process_before"]["p50"] + stats[tool]["in_process_after"]["p50"]) / 2, 2)
+        for name, budget in TARGETS.items():
+            over = round(stats[tool][name]["p50"] - reference[tool], 2)
+            checks.setdefault(tool, {})[name] = {"p50": stats[tool][name]["p50"], "over_in_process_ms": over,
+                                                 "budget_ms": budget, "met": over <= budget,
+                                                 "ratio": round(stats[tool][name]["p50"] / reference[tool], 3)}
+    data = {"machine": machine(), "load_average": loads, "records": 1000, "calls_per_block": args.searches,
             "protocol": {"stdio": stdio_version, "http": http_version}, "in_process_reference_p50": reference,
             "stats": stats, "checks": checks, "concurrency": concurrency}
-    rows = [["in-process `Session.call_tool` (before)", *_cells(stats["in_process_before"]), "", ""],
-            ["in-process `Session.call_tool` (after)", *_cells(stats["in_process_after"]), "", ""]]
-    for name, label in (("stdio", f"MCP stdio, SDK client ({stdio_version})"), ("http", f"MCP HTTP, SDK client ({http_version})")):
-        c = checks[name]
-        rows.append([label, *_cells(stats[name]), f"+{c['over_in_process_ms']} (budget +{c['budget_ms']:g}: "
-                     f"{'met' if c['met'] else 'NOT met'})", c["ratio"]])
+    rows = []
+    for tool in calls:
+        st, ck = stats[tool], checks[tool]
+        rows.append([f"`{tool}`", "in-process `Session.call_tool` (before)", *_cells(st["in_process_before"]), "", ""])
+        rows.append([f"`{tool}`", "in-process `Session.call_tool` (after)", *_cells(st["in_process_after"]), "", ""])
+        for name, label in (("stdio", f"MCP stdio, SDK client ({stdio_version})"),
+                            ("http", f"MCP HTTP, SDK client ({http_version})")):
+            c = ck[name]
+            budget = f" (budget +{c['budget_ms']:g}: {'met' if c['met'] else 'NOT met'})" if tool == "memory_search" else ""
+            rows.append([f"`{tool}`", label, *_cells(st[name]), f"+{c['over_in_process_ms']}{budget}", c["ratio"]])
     lat = concurrency["latency"]
     load_text = ", ".join(f"{k} {v[0]}" for k, v in loads.items())
     markdown = "\n".join([
-        f"memory_search over MCP, 1,000 records (the search benchmark's store), warm, query-vector cache off, "
-        f"{args.searches} searches per block, times at the client in ms; {machine()['cpus']} CPUs shared with other "
+        f"MCP tool calls on 1,000 records (the search benchmark's store), warm, query-vector cache off, "
+        f"{args.searches} calls per tool and path, times at the client in ms; {machine()['cpus']} CPUs shared with other "
         f"work, 1-minute load average: {load_text}. Reproduce: `.venv/bin/python -m benchmarks.mcp_latency`.", "",
-        markdown_table(["path", "n", "p50", "p95", "mean", "p50 over in-process (ms)", "p50 / in-process p50"], rows), "",
-        f"{concurrency['clients']} concurrent HTTP sessions (one client process), {concurrency['searches']} searches: "
-        f"{concurrency['throughput_per_s']} searches/s over {concurrency['elapsed_s']} s; latency p50 {lat['p50']} ms, "
+        markdown_table(["tool", "path", "n", "p50", "p95", "mean", "p50 over in-process (ms)", "p50 / in-process p50"], rows), "",
+        f"{concurrency['clients']} concurrent HTTP sessions (one client process), {concurrency['searches']} memory_search "
+        f"calls: {concurrency['throughput_per_s']} searches/s over {concurrency['elapsed_s']} s; latency p50 {lat['p50']} ms, "
         f"p95 {lat['p95']} ms, max {lat['max']} ms.",
     ])
     save("mcp", data, markdown)
