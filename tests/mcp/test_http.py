@@ -242,3 +242,40 @@ def test_stopping_the_server_ends_its_open_sessions(tmp_path):
         rows = service.store.query("SELECT ended_at FROM sessions")
         assert len(rows) == 1 and rows[0]["ended_at"] is not None
         assert service.store.scalar("SELECT COUNT(*) FROM extraction_runs") == 1
+
+
+def test_lone_surrogates_on_the_wire_are_a_parse_error_and_write_nothing(world):
+    """JSON may spell a lone surrogate (``\\ud800``); no store can keep one. The SDK's parser refuses
+    the message before any tool runs."""
+    session = RawHttpSession(world["server"].url, world["tokens"]["alice"])
+    session.initialize()
+    before = _writes(world["target"])
+    for raw in (b'"The user likes \\ud800 tea."', b'"\\udfff"', b'"pair reversed \\udc00\\ud800"'):
+        body = (b'{"jsonrpc": "2.0", "id": 41, "method": "tools/call", "params": {"name": "memory_write", '
+                b'"arguments": {"type": "semantic", "content": ' + raw + b'}}}')
+        response = session.post(body)
+        assert response.status_code == 400 and response.json()["error"]["code"] == -32700, response.text
+    assert _writes(world["target"]) == before
+    assert "result" in session.request("tools/list")  # the session is unharmed
+    session.delete()
+    session.close()
+
+
+def test_the_hook_endpoint_refuses_bad_events_and_records_good_ones(world):
+    hooks = world["server"].base + "/hooks"
+    auth = {"Authorization": "Bearer " + world["tokens"]["host"]}
+    before = _writes(world["target"])
+    for body in (b"not json", b"[]", b'{"event": "Stop"}', b'{"event": "Bogus", "payload": {"session_id": "s"}}',
+                 b'{"event": "Stop", "payload": {"session_id": "s"}, "turns": [{"line": 0, "role": "tool", "content": "x", "at": null}]}',
+                 b'{"event": "Stop", "payload": {"session_id": "s", "prompt": "\\ud800"}}',
+                 b'{"event": "Stop", "payload": {"session_id": "s"}, "transcript_lines": -1}'):
+        refused = httpx.post(hooks, content=body, headers={**auth, "Content-Type": "application/json"}, timeout=30)
+        assert refused.status_code == 400 and refused.json()["ok"] is False, body
+    assert _writes(world["target"]) == before
+    assert httpx.get(hooks, headers=auth, timeout=30).status_code == 405
+    good = httpx.post(hooks, json={"event": "SessionStart", "payload": {"session_id": "host-ses-1", "source": "startup"},
+                                   "turns": [], "transcript_lines": 0}, headers=auth, timeout=30)
+    assert good.status_code == 200 and good.json()["opened"]
+    with open_service(world["target"]) as service:
+        row = service.store.query_one("SELECT agent_id, user_id, ended_at FROM host_sessions WHERE host_session_id = 'host-ses-1'")
+        assert (row["agent_id"], row["user_id"], row["ended_at"]) == ("assistant", "alice", None)
