@@ -194,8 +194,16 @@ class McpHttpApp:
             await _respond(send, 503, _rpc_error(-32603, "Too many open sessions; try again when one has ended"))
             return
         principal = Principal(key.agent_id, key.user_id, key.project_id, key.key_id)
-        memory = await anyio.to_thread.run_sync(
-            lambda: McpMemorySession(self.service, principal, ambient=self.ambient), limiter=self.limiter)
+        try:
+            memory = await anyio.to_thread.run_sync(
+                lambda: McpMemorySession(self.service, principal, ambient=self.ambient), limiter=self.limiter)
+        except MemoryCoreError as exc:  # e.g. the key's principal is no longer a valid id
+            await _respond(send, 400, _rpc_error(-32602, f"could not open a memory session: {exc.message}"))
+            return
+        except Exception:
+            log.exception("opening a memory session for key %s failed", key.key_id)
+            await _respond(send, 500, _rpc_error(-32603, "Internal error: could not open a memory session"))
+            return
         entry = await self.sessions.open(memory, key.key_id)
         status = await _status_of(entry.transport.handle_request, scope, replay, send)
         if status is None or status >= 400:
@@ -224,6 +232,9 @@ class McpHttpApp:
         except (ValueError, RecursionError) as exc:  # JSON errors are ValueErrors
             message = "the body is not JSON" if isinstance(exc, json.JSONDecodeError) else str(exc)[:200]
             await _respond(send, 400, {"ok": False, "error": {"code": "invalid_input", "message": message}})
+        except Exception:
+            log.exception("recording a hook event for key %s failed", key.key_id)
+            await _respond(send, 500, {"ok": False, "error": {"code": "internal_error", "message": "the event was not recorded"}})
         else:
             await _respond(send, 200, result)
 

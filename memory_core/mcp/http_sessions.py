@@ -69,7 +69,11 @@ class HttpSessions:
         entry = HttpSession(transport.mcp_session_id, key_id, memory, transport)
         with self._lock:
             self._open[entry.id] = entry
-        await self._group.start(self._serve, entry)
+        try:
+            await self._group.start(self._serve, entry)
+        except BaseException:
+            await self.close(entry, why="it could not be started")
+            raise
         return entry
 
     async def _serve(self, entry: HttpSession, *, task_status=anyio.TASK_STATUS_IGNORED) -> None:

@@ -92,3 +92,4 @@ def test_the_list_is_newest_first_and_can_leave_out_revoked_keys(service, clock)
     revoke_key(service, old["id"], actor="t")
     assert [r["id"] for r in list_keys(service)] == [new["id"], old["id"]]
     assert [r["id"] for r in list_keys(service, include_revoked=False)] == [new["id"]]
+
