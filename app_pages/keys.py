@@ -19,18 +19,25 @@ st.caption("Keys of `agent-memory mcp --http`. A key names a principal (agent, u
            "through hooks and is refused for MCP sessions. Tokens are stored only as a hash and shown once.")
 
 include_revoked = st.toggle("Show revoked keys", value=True, key="keys_show_revoked")
-page = key_rows(service, include_revoked=include_revoked, page=page_number("keys", include_revoked),
-                page_size=get_settings().ui.page_size)
-if page.total:
-    table(page.items, key="keys_table")
-    pager("keys", page, "keys")
-else:
-    empty_state("No keys yet." if include_revoked else "No live keys.",
-                "Create one below, or with `agent-memory keys create --agent-id A --user-id U`.")
+listing = st.container()  # filled at the end of the run, so a key created below is already in it
+
+
+def show_keys() -> None:
+    with listing:
+        page = key_rows(service, include_revoked=include_revoked, page=page_number("keys", include_revoked),
+                        page_size=get_settings().ui.page_size)
+        if page.total:
+            table(page.items, key="keys_table")
+            pager("keys", page, "keys")
+        else:
+            empty_state("No keys yet." if include_revoked else "No live keys.",
+                        "Create one below, or with `agent-memory keys create --agent-id A --user-id U`.")
+
 
 st.subheader("Create or revoke a key")
 if not identity.can("grant"):
     read_only_note(identity, "create or revoke keys")
+    show_keys()
     st.stop()
 
 left, right = st.columns(2)
@@ -52,9 +59,9 @@ with left.form("key_create_form"):
             # Shown in this run only: nothing keeps the token, so the next interaction clears it.
             st.success(md_escape(f"Created {row['kind']} key {row['id']} for {row['agent_id']}/{row['user_id']}."))
             st.warning("Copy the token now: it is not stored and will not be shown again.")
-            st.code(token, language=None)
+            st.code(token, language=None, wrap_lines=True)
             st.caption("Where it goes")
-            st.code(client_snippet(row, token), language=None)
+            st.code(client_snippet(row, token), language=None, wrap_lines=True)
             reset_fields("key_create_agent", "key_create_user", "key_create_project", "key_create_label", "key_create_reason")
 
 with right.form("key_revoke_form"):
@@ -75,3 +82,5 @@ with right.form("key_revoke_form"):
                 flash(f"Revoked key {row['id']} ({row['agent_id']}/{row['user_id']}): its token now gets 401.")
                 reset_fields("key_revoke_choice", "key_revoke_reason", "key_revoke_confirm")
                 st.rerun()
+
+show_keys()

@@ -15,10 +15,12 @@ from .db import Store
 
 def latest_host_session(store: Store, *, host: str, agent_id: str, user_id: str,
                         host_session_id: str) -> dict[str, Any] | None:
-    """This principal's most recent memory session for that host session id (ended or not), or None."""
+    """This principal's current memory session for that host session id, or None: the open one if
+    there is one, else the one that read furthest into the transcript (times alone can tie)."""
     row = store.query_one(
         "SELECT * FROM host_sessions WHERE host = ? AND agent_id = ? AND user_id = ? AND host_session_id = ? "
-        "ORDER BY started_at DESC, session_id DESC LIMIT 1", (host, agent_id, user_id, host_session_id))
+        "ORDER BY CASE WHEN ended_at IS NULL THEN 0 ELSE 1 END, transcript_lines DESC, started_at DESC LIMIT 1",
+        (host, agent_id, user_id, host_session_id))
     return dict(row) if row is not None else None
 
 

@@ -25,7 +25,10 @@ def test_an_operator_creates_a_key_uses_it_over_mcp_and_revokes_it(app_server, p
     fill(page, "key_create_reason", "alice's new laptop", submit=False)
     click(page, "key_create_submit")
     expect(page.get_by_text("Copy the token now")).to_be_visible()
-    tokens = set(re.findall(r"am_model_[A-Za-z0-9_-]{43}", page.inner_text("body")))
+    code = page.locator('[data-testid="stCode"]').first
+    expect(code).to_contain_text("am_model_")
+    assert "browser test" in table_text(page, "keys_table")  # the list already has the new key
+    tokens = set(re.findall(r"am_model_[A-Za-z0-9_-]{43}", "\n".join(page.locator('[data-testid="stCode"]').all_text_contents())))
     assert len(tokens) == 1  # the token (and the client line that holds the same one)
     token = tokens.pop()
 

@@ -20,6 +20,7 @@ from memory_core.mcp.protocol import build_server
 from memory_core.settings import default_settings
 from memory_core.store.doctor import run_doctor
 from tests.fakes import HashingEmbedder
+from tests.mcp.servers import run_async
 
 TOOLS = ["memory_search", "memory_get", "memory_write", "memory_revise", "memory_forget"]
 FIELDS = ["query", "record_id", "type", "content", "attribute", "evidence", "source_kind", "target", "about", "reason",
@@ -66,7 +67,7 @@ def test_fuzzed_calls_are_answered_and_leave_the_store_whole(tmp_path_factory, b
                 after = await client.call_tool("memory_search", {"query": "anything"})
                 assert not after.is_error  # the session still works
 
-        anyio.run(run)
+        run_async(run)
         assert len(outcomes) == len(batch)
         assert run_doctor(service.store, service.settings).ok
         memory.end()

@@ -132,3 +132,24 @@ def instructions_of(client) -> str | None:
     session = client.session
     result = session.initialize_result or session.discover_result
     return result.instructions
+
+
+def run_async(fn, *args):
+    """``run_async(fn, *args)`` on a thread of its own: the browser tests' Playwright keeps an event
+    loop running on the main thread for the rest of the session, where ``anyio.run`` would refuse."""
+    import anyio
+
+    outcome: dict = {}
+
+    def target():
+        try:
+            outcome["value"] = anyio.run(fn, *args)
+        except BaseException as exc:  # noqa: BLE001 - re-raised on the caller's thread
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=target, name="mcp-test-client")
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome.get("value")

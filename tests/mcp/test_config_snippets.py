@@ -8,11 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.mcp.servers import ROOT, ServerProcess, http_client, new_key, open_service, prepare, server_env
+from tests.mcp.servers import (
+    ROOT, ServerProcess, http_client, new_key, open_service, prepare, run_async, server_env,
+)
 from tests.unit.mcp.hook_fixture import fixture_events, replay
 
 pytestmark = pytest.mark.model
@@ -60,7 +61,7 @@ def _stdio_works(command: str, args: list[str]) -> None:
             result = await client.call_tool("memory_search", {"query": "anything stored"})
             assert not result.is_error, result
 
-    anyio.run(connect)
+    run_async(connect)
 
 
 @pytest.mark.parametrize("name, servers_key", [("claude-project-mcp-json", "mcpServers"), ("claude-desktop", "mcpServers"),
@@ -85,7 +86,7 @@ def _http_works(url: str, headers: dict[str, str]) -> None:
         async with http_client(url, None, headers=headers) as client:
             assert len((await client.list_tools()).tools) == 5
 
-    anyio.run(connect)
+    run_async(connect)
 
 
 def test_http_snippets_reach_the_server_with_their_key(world):

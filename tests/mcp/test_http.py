@@ -6,7 +6,6 @@ each refusal is checked for its status and JSON-RPC error and for writing nothin
 
 import re
 
-import anyio
 import httpx
 import pytest
 from mcp.shared.exceptions import MCPError
@@ -14,7 +13,7 @@ from mcp.shared.exceptions import MCPError
 from memory_core.mcp.keys import revoke_key
 from memory_core.mcp.memory_session import SESSION_META_KEY
 from tests.mcp.raw_client import RawHttpSession
-from tests.mcp.servers import ServerProcess, http_client, instructions_of, new_key, open_service, prepare
+from tests.mcp.servers import ServerProcess, http_client, instructions_of, new_key, open_service, prepare, run_async
 
 pytestmark = pytest.mark.model
 
@@ -51,7 +50,7 @@ def test_the_sdk_client_falls_back_to_a_session_and_gets_the_tools(world):
                 "type": "semantic", "content": "The user's bike is a green Brompton.", "attribute": "bike"})
             seen["search"] = await client.call_tool("memory_search", {"query": "which bike does the user ride"})
 
-    anyio.run(conversation)
+    run_async(conversation)
     assert seen["version"] == "2025-11-25"  # the 2026-07-28 probe is refused with -32022, the SDK falls back
     assert sorted(seen["tools"]) == ["memory_forget", "memory_get", "memory_revise", "memory_search", "memory_write"]
     assert not seen["write"].is_error and seen["write"].structured_content["status"] == "provisional"
@@ -196,7 +195,7 @@ def test_the_sdk_client_sees_protocol_errors_as_errors(world):
                 await client.call_tool("not_a_tool", {})
             return caught.value
 
-    error = anyio.run(attempt)
+    error = run_async(attempt)
     assert error.code == -32602 and "Unknown tool" in error.message
 
 

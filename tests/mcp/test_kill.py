@@ -11,7 +11,6 @@ test waits on). Neither waits on a clock.
 import threading
 import time
 
-import anyio
 import httpx
 import psycopg
 import pytest
@@ -19,7 +18,7 @@ import pytest
 from memory_core.store.doctor import run_doctor
 from tests import pg_server
 from tests.mcp.raw_client import RawHttpSession
-from tests.mcp.servers import ServerProcess, http_client, new_key, open_service, prepare
+from tests.mcp.servers import ServerProcess, http_client, new_key, open_service, prepare, run_async
 
 pytestmark = pytest.mark.model
 
@@ -48,7 +47,7 @@ def _next_session_works(target, token: str, expect: set[str]) -> None:
             assert not wrote.is_error
 
     with ServerProcess(target) as server:
-        anyio.run(again)
+        run_async(again)
 
 
 @pytest.mark.parametrize("acknowledged", [1, 4])

@@ -6,7 +6,7 @@ import anyio
 import pytest
 
 from tests import pg_server
-from tests.mcp.servers import ServerProcess, http_client, new_key, prepare
+from tests.mcp.servers import ServerProcess, http_client, new_key, prepare, run_async
 
 pytestmark = pytest.mark.model
 
@@ -53,6 +53,6 @@ def test_two_servers_on_one_postgresql_store(tmp_path):
                         assert seen and all(c.startswith(who) for c in seen), (who, seen)
                         assert not any(other in c for c in await _contents(client, f"{other} locker code parked"))
 
-            anyio.run(hosts)
+            run_async(hosts)
     finally:
         pg_server.drop_database(url)

@@ -4,13 +4,12 @@ Real parts: the server is the CLI in its own process, on a real SQLite store wit
 MiniLM embedder; the client is ``mcp.Client`` launching it as a host would.
 """
 
-import anyio
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from memory_core.mcp.memory_session import DOWNGRADE_NOTE, MCP_NOTE, SESSION_META_KEY
-from tests.mcp.servers import instructions_of, open_service, prepare, stdio_parameters
+from tests.mcp.servers import instructions_of, open_service, prepare, stdio_parameters, run_async
 from tests.unit.ambient.helpers import said
 
 pytestmark = pytest.mark.model
@@ -46,7 +45,7 @@ def test_the_sdk_client_over_stdio_gets_the_core_tools_and_one_memory_session(tm
             seen["forget"] = await client.call_tool("memory_forget", {
                 "record_id": seen["revise"].structured_content["record_id"], "reason": "asked to forget"})
 
-    anyio.run(conversation)
+    run_async(conversation)
     assert seen["version"] == version
     assert {t.name for t in seen["tools"]} == set(core)
     for tool in seen["tools"]:
@@ -98,7 +97,7 @@ def test_identity_in_a_tool_call_and_unknown_tools_change_nothing(tmp_path):
             except MCPError as exc:
                 results["unknown"] = exc
 
-    anyio.run(attempts)
+    run_async(attempts)
     for name in ("search", "write", "target"):
         assert results[name].is_error and results[name].structured_content["error"]["code"] == "invalid_input", name
     assert results["unknown"].code == -32602 and "Unknown tool" in results["unknown"].message
@@ -129,7 +128,7 @@ def test_the_ambient_profile_is_in_the_instructions_and_fixed_for_the_session(tm
         async with Client(stdio_parameters(target, "assistant", "alice", "--ambient")) as client:
             seen["second"] = instructions_of(client)
 
-    anyio.run(two_sessions)
+    run_async(two_sessions)
     assert "The user prefers concise answers." in seen["first"] and "French" not in seen["first"]
     assert seen["during"]["system_text"] == seen["first"]  # recorded once, unchanged mid-session
     assert "French" in seen["second"]

@@ -13,11 +13,10 @@ records, documented in docs/mcp.md).
 
 import re
 
-import anyio
 import pytest
 
 from memory_core.mcp.memory_session import SESSION_META_KEY
-from tests.mcp.servers import ServerProcess, http_client, new_key, open_service, prepare
+from tests.mcp.servers import ServerProcess, http_client, new_key, open_service, prepare, run_async
 from tests.property.test_scope_differential import _first_difference
 
 pytestmark = pytest.mark.model
@@ -76,7 +75,7 @@ def _run(url: str, alice_token: str, bob_token: str | None, bob_ids: list[str]) 
                 async with http_client(url, bob_token) as bob:
                     await notes_and_searches(bob)
 
-    anyio.run(both)
+    run_async(both)
     return seen
 
 

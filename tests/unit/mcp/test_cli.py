@@ -37,3 +37,24 @@ def test_bad_arguments_are_refused_with_a_reason(tmp_path, capsys, monkeypatch, 
     assert code in (1, 2)  # 2 is the CLI's refusal; a hook never exits 2 (Claude Code would block), it exits 1
     assert (code == 1) == (argv[0] == "hook")
     assert message in capsys.readouterr().err
+
+
+def test_keys_create_prints_the_token_last_and_keys_list_never_shows_it(tmp_path, capsys):
+    from memory_core import MemoryService
+    from memory_core.mcp.keys import verify_token
+    from memory_core.settings import default_settings
+
+    store = str(tmp_path / "m.sqlite")
+    assert main(["keys", "create", "--agent-id", "assistant", "--user-id", "alice", "--kind", "host", "--path", store]) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    token = out[-1]
+    assert token.startswith("am_host_") and "shown once" in out[-2]
+    assert not any("cannot write" in line for line in out)  # a host key writes no records: no grant hint
+    assert main(["keys", "create", "--agent-id", "assistant", "--user-id", "alice", "--path", store]) == 0
+    model_out = capsys.readouterr().out
+    assert "cannot write user:alice yet" in model_out and "agent-memory grant assistant user:alice --write" in model_out
+    assert main(["keys", "list", "--path", store]) == 0 and main(["keys", "list", "--json", "--path", store]) == 0
+    listed = capsys.readouterr().out
+    assert token not in listed and token[8:] not in listed and "host" in listed
+    with MemoryService.open(store, default_settings()) as service:
+        assert verify_token(service, token).user_id == "alice"
