@@ -7,6 +7,7 @@ more than the code that produced it.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from typing import Any
 
@@ -19,7 +20,9 @@ CLIENT_INFO = {"name": "raw-test-client", "version": "1"}
 def parse_sse(text: str) -> list[dict[str, Any]]:
     """The JSON messages of an SSE body (``data:`` lines of each event; other fields ignored)."""
     messages, data = [], []
-    for line in text.splitlines() + [""]:
+    # SSE ends a line only at CR, LF or CRLF; str.splitlines would also break inside a JSON string at
+    # U+2028, U+0085 and the like (the tool schemas' whitespace patterns hold them literally)
+    for line in re.split(r"\r\n|\r|\n", text) + [""]:
         if line == "":
             if data:
                 payload = "\n".join(data)
