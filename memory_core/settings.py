@@ -284,6 +284,18 @@ class RetrievalSettings(_Section):
         "applies the changes since, instead of training it again (about a minute at 1M rows). The file is keyed by the "
         "embedder's model and version and the store's change feed, checksummed, and removed when a record is forgotten.",
     )
+    vector_file: bool = Field(
+        True,
+        description="Keep the vector index's state in a file next to the store (<store>.vectors) so an open reads it "
+        "in one pass and applies the change feed since, instead of reading every record's embedding (10-26 s at 1M "
+        "records). Checksummed, keyed by the embedder and the store's change feed, checked against a sample of the "
+        "store's rows, rewritten in the background, and erased when a record is forgotten (docs/store.md).",
+    )
+    vector_file_min_records: int = Field(
+        10_000, ge=1,
+        description="The vector file is written once the index holds at least this many vectors (a smaller store "
+        "loads from its rows about as fast).",
+    )
 
     @field_validator("name_model_weights")
     @classmethod
