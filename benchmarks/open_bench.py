@@ -102,7 +102,8 @@ def probe(path: str, mode: str) -> dict:
     keeper = service.index.keeper
     out = {"mode": mode, "import_s": round(_IMPORT_S, 2), "model_load_s": round(model_s, 3), "open_s": round(open_s, 3),
            "first_search_ms": round(first_s * 1000, 1), "ready_s": round(model_s + open_s + first_s, 3),
-           "first_search_results": len(first.results), "vectors": service.index.count(),
+           "first_search_results": len(first.results), "first_search_stages": first.trace.work_timings(),
+           "vectors": service.index.count(),
            "vector_file": dict(keeper.last_load) if keeper else None, "load_average": [round(load_before, 2)]}
     backend = service.index.backend
     if hasattr(backend, "wait_until_built"):
