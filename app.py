@@ -1,24 +1,19 @@
 """agent-memory admin app: ``streamlit run app.py`` (or ``agent-memory serve``).
 
-Pages live in ``app_pages/``; their logic lives in ``admin_ui/``. Nobody sees a page before signing
-in, and the menu holds only the pages the signed-in role may open.
+This file starts the server; the page script is ``admin_app.py``. The app runs as an ``st.App``
+so the server itself can set the sign-in cookie (HttpOnly, SameSite=Strict, Secure over TLS):
+Streamlit scripts talk to the browser over a websocket and cannot send ``Set-Cookie``. The
+routes, the middleware that rotates the cookie on each page load, and the sign-in store they
+share with the script are in ``admin_ui/session_routes.py`` (see docs/admin-app.md).
 """
+
+from pathlib import Path
 
 import streamlit as st
 
-from admin_ui.navigation import FAVICON, build_pages, sign_in_pages, sidebar
-from admin_ui.signin import current_identity, keep_cookie
+from admin_ui.session_routes import install
+from memory_core import load_settings
 
-st.set_page_config(page_title="agent-memory admin", page_icon=FAVICON, layout="wide")
-
-identity = current_identity()
-if identity is None:
-    # Every page's address shows the sign-in form, so a deep link (with its query parameters)
-    # is still the page that opens once the person has signed in.
-    page = st.navigation(sign_in_pages(), position="hidden")
-else:
-    page = st.navigation(build_pages(identity))
-    sidebar(identity)
-with st.sidebar if identity is not None else st.container():
-    keep_cookie()
-page.run()
+_parts = install(load_settings().ui)
+app = st.App(Path(__file__).resolve().parent / "admin_app.py", routes=_parts.routes, middleware=_parts.middleware,
+             lifespan=_parts.lifespan)

@@ -109,8 +109,13 @@ def _process(service, run_id: str, progress=None):
     return detail
 
 
+def can_retry(run: dict[str, Any]) -> bool:
+    """A failed run, or a queued one whose last attempt failed (it waits for its next attempt)."""
+    return run.get("status") == "failed" or (run.get("status") == "queued" and bool(run.get("error")))
+
+
 def retry(service, identity: Identity, run_id: str, progress=None):
-    """Requeue a failed run (one more attempt) and process it now."""
+    """Requeue a failed or waiting run (one more attempt if its attempts are spent) and process it now."""
     require(identity, "extract")
     service.retry_extraction(run_id, actor=identity.actor, run_now=False)
     if progress:

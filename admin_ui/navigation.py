@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # Not "pages/": Streamlit treats a folder of that name next to the main script as a v1 multipage
 # app until the first st.navigation call, so the first request after a server start could run
 # a page script directly and list every page in the sidebar to someone not signed in.
-PAGES_DIR = ROOT / "app_pages"
+PAGES_DIR = ROOT / "app_pages" if (ROOT / "app_pages").is_dir() else Path(__file__).resolve().parent / "app_files" / "app_pages"
 # Served from our own files: an emoji or material-icon favicon makes the browser fetch it elsewhere.
 FAVICON = str(ROOT / "admin_ui" / "static" / "favicon.png")
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from memory_core.extract.runs import count_waiting_after_failure
 from memory_core.store import overview
 from memory_core.store.db import loads
 from memory_core.store.paging import Where, count_rows, like_pattern, page_sql
@@ -197,7 +198,18 @@ def counts_by_scope(service, limit: int = 20) -> list[dict]:
 
 
 def review_queue_sizes(service) -> dict[str, int]:
-    return overview.review_queue_sizes(service.store)
+    """The overview's counts, with the queued runs that wait after a failed attempt."""
+    return {**overview.review_queue_sizes(service.store), "retrying_extractions": count_waiting_after_failure(service.store)}
+
+
+def extraction_trouble(sizes: dict[str, int]) -> str:
+    """The overview's sentence about extraction runs that need a person (failed, or waiting after a failure)."""
+    parts = []
+    if sizes.get("failed_extractions"):
+        parts.append(f"{sizes['failed_extractions']} extraction run(s) failed")
+    if sizes.get("retrying_extractions"):
+        parts.append(f"{sizes['retrying_extractions']} wait for another attempt after a failed one")
+    return "; ".join(parts) + ". The Extraction page (Status filter) shows why, and an operator can retry them."
 
 
 def search_latencies(service, limit: int = 5000) -> list[float]:

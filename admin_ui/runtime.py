@@ -54,10 +54,12 @@ def _load_class(spec: str):
 
 def stored_demo_now(path: str) -> str | None:
     """The ``demo_now`` a demo store carries in its metadata, read without opening the service."""
-    if not Path(path).is_file():
+    from memory_core.store.urls import looks_like_url, sqlite_uri
+
+    if looks_like_url(path) or not Path(path).is_file():
         return None
     try:
-        conn = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True)
+        conn = sqlite3.connect(sqlite_uri(Path(path).resolve(), mode="ro"), uri=True)
         try:
             row = conn.execute("SELECT value FROM store_meta WHERE key = 'demo_now'").fetchone()
         finally:

@@ -1,12 +1,15 @@
 """Sign-in for the app: local accounts, OIDC through ``st.login``, and the localhost demo.
 
 The signed-in :class:`~admin_ui.auth.Identity` lives in ``st.session_state["identity"]`` and, so a
-reload or a typed URL never changes who you are, in the server's :class:`SignInStore` under a
-token the browser keeps in a cookie (:mod:`admin_ui.sessions`).
+reload or a typed URL never changes who you are, in the server's :class:`SignInStore`
+(:mod:`admin_ui.sessions`), reached by an HttpOnly cookie the server's own routes set
+(:mod:`admin_ui.session_routes`). Every run checks that the sign-in is still on, so a sign-out
+in one tab (or a sign-in taken as stolen) ends it in every tab.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import streamlit as st
@@ -21,19 +24,16 @@ from .auth import (
     load_accounts,
 )
 from .runtime import get_settings
-from .sessions import COOKIE_NAME, SIGNED_OUT, SignInStore, cookie_script
+from .session_routes import installed_store, route_path
+from .sessions import COOKIE_NAME, SIGNED_OUT, SIGNED_OUT_REASON, is_token
 from .widgets import md_escape, table
 
 IDENTITY_KEY = "identity"
 SIGNED_OUT_KEY = "_signed_out"
-TOKEN_KEY = "_signin_token"
-EXPIRED_KEY = "_signin_expired"
-
-
-@st.cache_resource
-def sign_in_store() -> SignInStore:
-    """The server's one token store (shared by every browser session)."""
-    return SignInStore()
+SIGN_IN_KEY = "_sign_in"  # the server-side sign-in id (never sent to the browser)
+GRANT_KEY = "_signin_grant"  # a grant the page still has to post to the claim route
+CLEAR_KEY = "_signin_clear"  # the page still has to ask the clear route to drop a dead cookie
+EXPIRED_KEY = "_signin_expired"  # why an earlier sign-in ended (shown on the sign-in page)
 
 
 def _cookie() -> str | None:
@@ -44,23 +44,72 @@ def _cookie() -> str | None:
     return value if isinstance(value, str) and value else None  # AppTest answers with a mock
 
 
+def _user_agent() -> str | None:
+    try:
+        value = st.context.headers.get("User-Agent")
+    except Exception:  # noqa: BLE001
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _session_id() -> str | None:
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return ctx.session_id if ctx is not None else None
+
+
 def remember(identity: Identity) -> None:
-    """Sign ``identity`` in for this session and keep it across reloads."""
-    token = sign_in_store().create(identity)
+    """Sign ``identity`` in for this session and, when the server has the sign-in routes, across reloads."""
     st.session_state.pop(SIGNED_OUT_KEY, None)
     st.session_state.pop(EXPIRED_KEY, None)
+    st.session_state.pop(CLEAR_KEY, None)
     st.session_state[IDENTITY_KEY] = identity
-    st.session_state[TOKEN_KEY] = token
+    store = installed_store()
+    if store is None:
+        return  # started without app.py's routes: this sign-in lasts as long as the session
+    sign_in = store.start(identity, _user_agent())
+    store.bind(sign_in.id, _session_id())
+    st.session_state[SIGN_IN_KEY] = sign_in.id
+    st.session_state[GRANT_KEY] = store.grant(sign_in.id)
 
 
-def keep_cookie() -> None:
-    """Write this session's token (or the signed-out marker) to the browser cookie.
+def _post(path: str, headers: dict[str, str]) -> str:
+    """One line of JavaScript posting to our own route; the server's answer sets the cookie."""
+    return (f"<script>fetch({json.dumps(path)}, {{method: 'POST', credentials: 'same-origin', cache: 'no-store', "
+            f"headers: {json.dumps(headers)}}});</script>")
 
-    Called on every run; the one-line script is ours and holds only a random URL-safe token.
+
+def sync_cookie() -> None:
+    """Ask the server to set (after a sign-in) or clear (after it ended) the HttpOnly sign-in cookie.
+
+    The page only relays a single-use grant; the token itself never reaches page JavaScript.
     """
-    value = st.session_state.get(TOKEN_KEY) or (SIGNED_OUT if st.session_state.get(SIGNED_OUT_KEY) else None)
-    if value and _cookie() != value:
-        st.html(cookie_script(value), unsafe_allow_javascript=True)
+    store = installed_store()
+    if store is None:
+        return
+    grant = st.session_state.get(GRANT_KEY)
+    if grant and is_token(grant) and store.grant_pending(grant):
+        st.html(_post(route_path("claim"), {"X-Sign-In-Grant": grant}), unsafe_allow_javascript=True)
+    elif grant:
+        st.session_state.pop(GRANT_KEY, None)
+    if st.session_state.pop(CLEAR_KEY, False):
+        st.html(_post(route_path("clear"), {}), unsafe_allow_javascript=True)
+
+
+def _ended_here(reason: str | None) -> None:
+    """This session's sign-in ended elsewhere (another tab signed out, it expired, it was copied)."""
+    _clear_session()
+    st.session_state[SIGNED_OUT_KEY] = True
+    st.session_state[CLEAR_KEY] = True
+    if reason and reason != SIGNED_OUT_REASON:
+        st.session_state[EXPIRED_KEY] = reason
+
+
+def _clear_session() -> None:
+    for key in list(st.session_state.keys()):
+        if not str(key).startswith("$$"):  # Streamlit's own bookkeeping stays
+            del st.session_state[key]
 
 
 def _still_valid(identity: Identity) -> bool:
@@ -97,17 +146,35 @@ def server_address() -> str | None:
 
 def current_identity() -> Identity | None:
     """The signed-in identity, signing in the demo operator or an OIDC user when that applies."""
+    store = installed_store()
     identity = st.session_state.get(IDENTITY_KEY)
     if identity is not None:
+        sign_in_id = st.session_state.get(SIGN_IN_KEY)
+        if store is None or sign_in_id is None:
+            return identity  # a sign-in kept by this session only
+        state = store.check(sign_in_id)
+        if state.sign_in is None:
+            _ended_here(state.reason)
+            return None
+        store.bind(sign_in_id, _session_id())
         return identity
     if st.session_state.get(SIGNED_OUT_KEY):
         return None
     cookie = _cookie()
-    remembered = sign_in_store().get(cookie)
-    if remembered is not None and _still_valid(remembered):
-        st.session_state[IDENTITY_KEY] = remembered
-        st.session_state[TOKEN_KEY] = cookie
-        return remembered
+    if store is not None and cookie and cookie != SIGNED_OUT:
+        resumed = store.resume(cookie, _user_agent(), _session_id())
+        if resumed.sign_in is not None:
+            if _still_valid(resumed.sign_in.identity):
+                st.session_state[IDENTITY_KEY] = resumed.sign_in.identity
+                st.session_state[SIGN_IN_KEY] = resumed.sign_in.id
+                return resumed.sign_in.identity
+            store.end(resumed.sign_in.id, "the account left the accounts file or changed role", here=_session_id())
+            _ended_here("the account left the accounts file or changed role")
+            return None
+        # Known to this server or not, a cookie that opens nothing never becomes someone else
+        # (in demo mode, the demo operator): ask again.
+        _ended_here(resumed.reason)
+        return None
     if cookie == SIGNED_OUT:  # signed out in an earlier session: no automatic demo sign-in
         st.session_state[SIGNED_OUT_KEY] = True
         return None
@@ -122,9 +189,9 @@ def current_identity() -> Identity | None:
             if identity is not None:
                 remember(identity)
                 return identity
-    if cookie:  # a sign-in this server no longer knows: ask again rather than become someone else
-        st.session_state[SIGNED_OUT_KEY] = True
-        st.session_state[EXPIRED_KEY] = True
+    if cookie:  # a cookie from a server with the sign-in routes, read by one without them
+        _ended_here(None)
+        st.session_state[EXPIRED_KEY] = "this server does not keep sign-ins across reloads"
         return None
     allowed, _ = demo_sign_in_allowed(get_settings().ui.demo_mode, server_address())
     if allowed:
@@ -143,12 +210,14 @@ def require_identity() -> Identity:
 
 
 def sign_out() -> None:
+    """End this sign-in everywhere: on the server, in every tab that shows it, and in the cookie."""
     was_oidc = getattr(st.session_state.get(IDENTITY_KEY), "method", None) == "oidc"
-    sign_in_store().drop(st.session_state.get(TOKEN_KEY))
-    for key in list(st.session_state.keys()):
-        if not str(key).startswith("$$"):  # Streamlit's own bookkeeping stays
-            del st.session_state[key]
+    store = installed_store()
+    if store is not None:
+        store.end(st.session_state.get(SIGN_IN_KEY), here=_session_id())
+    _clear_session()
     st.session_state[SIGNED_OUT_KEY] = True
+    st.session_state[CLEAR_KEY] = True
     if was_oidc:
         st.logout()
 
@@ -163,10 +232,12 @@ def render_sign_in(destination: str | None = None) -> None:
     if problem:
         st.error(md_escape(problem))
     if st.session_state.get(EXPIRED_KEY):
-        st.info("Your earlier sign-in has ended (it expired, the server restarted, or the account changed). "
-                "Sign in again.")
+        st.info(md_escape(f"Sign in again: {st.session_state[EXPIRED_KEY]}."))
     elif st.session_state.get(SIGNED_OUT_KEY):
         st.info("You are signed out.")
+    if installed_store() is None:
+        st.caption("This server was started without the sign-in routes (the page script alone): a sign-in lasts "
+                   "until the page is reloaded. Start it with `agent-memory serve` or `streamlit run app.py`.")
     if accounts:
         with st.form("signin_form"):
             username = st.text_input("Username", key="signin_username")

@@ -16,6 +16,7 @@ import streamlit as st
 
 from memory_core.errors import MemoryCoreError
 
+from .export import csv_bytes
 from .pagination import Page
 
 _MD_SPECIAL = set("\\`*_{}[]()#+-.!|<>~$:")
@@ -78,7 +79,8 @@ def table(rows: list[dict[str, Any]] | pd.DataFrame, key: str, *, empty: str = "
     """A dataframe (cells render as text, sortable by any column, timestamps readable).
 
     ``select=True`` lets several rows be picked, ``select="single"`` one (a click opens it); both
-    return the selected row indices. ``csv`` adds a button that downloads exactly the rows shown.
+    return the selected row indices. ``csv`` adds a button that downloads exactly the rows shown,
+    spreadsheet-safe (:func:`admin_ui.export.csv_bytes`).
     """
     frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
     if frame.empty:
@@ -101,7 +103,7 @@ def table(rows: list[dict[str, Any]] | pd.DataFrame, key: str, *, empty: str = "
             st.dataframe(frame, **kwargs)
             picked = []
     if csv:
-        st.download_button("Download these rows (CSV)", raw.to_csv(index=False).encode("utf-8"),
+        st.download_button("Download these rows (CSV)", csv_bytes(raw),
                            file_name=f"{key}.csv", mime="text/csv", key=f"{key}_csv", type="tertiary",
                            icon=":material/download:")
     return picked

@@ -139,8 +139,10 @@ if detail is not None:
     stages = (detail.attempts[-1].get("stages") if detail.attempts else None) or {}
     if stages:
         st.plotly_chart(charts.stage_latency_figure(stages, "Extraction stages"), key="extraction_stage_chart")
-    if run["status"] == "failed" and can_run:
-        if st.button("Retry this run", key="extraction_retry"):
+    retryable = extraction_runs.can_retry(run)
+    if retryable and can_run:
+        label = "Retry this run" if run["status"] == "failed" else "Retry now (do not wait for the next attempt)"
+        if st.button(label, key="extraction_retry"):
             _watch(f"Retrying {run_id}…", lambda progress: extraction_runs.retry(service, identity, run_id, progress))
-    elif run["status"] == "failed":
-        st.caption("Failed runs can be retried by an operator.")
+    elif retryable:
+        st.caption("Failed runs, and runs waiting for their next attempt, can be retried by an operator.")

@@ -28,6 +28,8 @@ cols[5].metric("Review due", sizes["review_due"])
 st.caption(md_escape(f"Store {stats['path']} · embedder {stats['embedder']['model']} ({stats['embedder']['dim']} dims) · "
                      f"{stats['indexed_vectors']} vectors indexed · extraction runs queued {sizes['queued_extractions']}, "
                      f"failed {sizes['failed_extractions']}"))
+if sizes["failed_extractions"] or sizes["retrying_extractions"]:
+    st.warning(md_escape(queries.extraction_trouble(sizes)))
 
 if not stats["records"]:
     st.info("This store is empty. Build the demo store with `agent-memory seed-demo`, or let an agent write through the tools.")

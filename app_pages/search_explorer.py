@@ -76,7 +76,9 @@ with st.form("explorer_form"):
         historical = g3.checkbox("Historical mode (include superseded and expired)", key="explorer_historical")
         h1, h2 = st.columns(2)
         rewrite = h1.checkbox("Rewrite the query", key="explorer_rewrite", value=service.settings.retrieval.rewrite_enabled,
-                              disabled=service.llm is None, help="Needs an Anthropic API key." if service.llm is None else None)
+                              disabled=service.models.rewrite is None,
+                              help="Needs an Anthropic API key or an OpenAI-compatible model (retrieval.rewrite_provider)."
+                              if service.models.rewrite is None else None)
         rerank = h2.checkbox("Rerank", key="explorer_rerank", value=service.settings.retrieval.reranker_enabled,
                              disabled=not service.settings.retrieval.reranker_model_path,
                              help=None if service.settings.retrieval.reranker_model_path else "No reranker model is configured.")
@@ -92,7 +94,7 @@ if submitted:
         st.error(md_escape(problem))
     else:
         form = search.SearchForm(agent, user, query, types, time_from, time_to, hints, int(limit), historical,
-                                 rewrite if service.llm is not None else None,
+                                 rewrite if service.models.rewrite is not None else None,
                                  rerank if service.settings.retrieval.reranker_model_path else None)
         with st.spinner("Searching…"):
             try:

@@ -24,6 +24,7 @@ from memory_core.store.pg.fulltext import tsvector_literal
 from memory_core.store.pg.schema import RECOUNT
 from memory_core.store.records import fts_text_for, vector_literal
 from memory_core.store.transfer import IDENTITY, ROWID_TABLES, TABLES
+from memory_core.store.urls import sqlite_uri
 
 from . import search_corpus
 from .stats import load_average
@@ -94,7 +95,7 @@ def bulk_load(source: Path, url: str, limit: int | None) -> dict:
     timings: dict[str, float] = {}
     began = time.perf_counter()
     open_store(url, CLOCK).close()  # the backend's own schema
-    lite = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
+    lite = sqlite3.connect(sqlite_uri(source, mode="ro"), uri=True)
     lite_columns = {t: [r[1] for r in lite.execute(f"PRAGMA table_info({t})")] for t, _ in TABLES}
     with psycopg.connect(url) as conn:
         vector_oid = _vector_dumper(conn)
@@ -229,7 +230,7 @@ def compare_with_sqlite(source: Path, url: str, queries: int = 8) -> dict:
     embedder = build_embedder(load_settings().embedder)
     texts = [q for q in search_corpus.queries(queries * 2) if tokens(q)][:queries]
     vectors = embedder.embed(texts)
-    lite = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
+    lite = sqlite3.connect(sqlite_uri(source, mode="ro"), uri=True)
     readable_sql = "((scope_kind = 'user' AND scope_id = 'u0') OR (scope_kind = 'project' AND scope_id = 'shared')) AND status = 'confirmed'"
     store = open_store(url, CLOCK)
     top_seq = store.scalar("SELECT MAX(seq) FROM records")  # a --limit trial holds the first records only

@@ -16,7 +16,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-APP = ROOT / "app.py"
+# A checkout runs the app from the top of the repository; an installed wheel carries the same files in
+# admin_ui/app_files/ (symlinks in the checkout, pyproject.toml's package data), beside nothing else.
+_CHECKOUT = (ROOT / "pyproject.toml").is_file() and (ROOT / "app.py").is_file()
+APP = ROOT / "app.py" if _CHECKOUT else ROOT / "admin_ui" / "app_files" / "app.py"
 DEMO_ACCOUNTS = ROOT / "seed_data" / "demo_accounts.toml"
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 # The environment the app reads in admin_ui/runtime.py (documented there).
@@ -34,6 +37,11 @@ def streamlit_command(port: int, host: str) -> list[str]:
         "--server.port", str(port),
         "--server.fileWatcherType", "none",
         "--browser.gatherUsageStats", "false",
+        # Streamlit's table toolbar exports cells verbatim; the app's own CSV export is the safe one.
+        "--client.disableDataExport", "true",
+        # the checkout's .streamlit/config.toml says the same; an installed app has no such file beside it
+        "--client.toolbarMode", "minimal",
+        "--client.showErrorDetails", "type",
     ]
 
 
@@ -66,8 +74,14 @@ def ensure_store(store: Path, demo: bool, out=print) -> None:
 
 
 def serve(store: str, port: int, demo: bool, host: str, *, execute: bool = True) -> int:
-    """Prepare the store and exec the Streamlit server; returns only when ``execute`` is False."""
+    """Prepare the store and exec the Streamlit server; returns only when ``execute`` is False.
+
+    Raises MissingExtraError (naming the ``app`` extra) before anything else when the app's
+    packages are not installed."""
+    from .extras import require_extra
     from .store.backend import is_postgres_url, redact_url
+
+    require_extra("app", "the admin app")
 
     if is_postgres_url(store):  # a PostgreSQL store: passed through as it is (docs/scaling.md)
         if demo:
@@ -77,7 +91,9 @@ def serve(store: str, port: int, demo: bool, host: str, *, execute: bool = True)
         print(f"using the PostgreSQL store at {redact_url(store)}", flush=True)
         target: Path | str = store
     else:
-        target = Path(store).resolve()
+        from .store.urls import file_path
+
+        target = file_path(store, what="a store file or a postgresql:// URL").resolve()
         ensure_store(target, demo, out=lambda message: print(message, flush=True))
     env = app_environment(target, demo)
     command = streamlit_command(port, host)
@@ -91,6 +107,6 @@ def serve(store: str, port: int, demo: bool, host: str, *, execute: bool = True)
             print(f"demo mode: automatic sign-in is OFF because the server is bound to {host}, not localhost", flush=True)
     if not execute:
         return 0
-    os.chdir(ROOT)
+    os.chdir(APP.parent)
     os.execvpe(command[0], command, env)
     return 0  # not reached

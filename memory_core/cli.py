@@ -31,7 +31,10 @@ def cmd_init(args) -> int:
 
 
 def cmd_stats(args) -> int:
-    with _open(args) as service:
+    from memory_core import MemoryService, load_settings
+
+    # read-only: stats never creates or migrates a store (a missing or empty file is an error)
+    with MemoryService.open(args.path, load_settings(), read_only=True) as service:
         print(json.dumps(service.stats(), indent=2))
     return 0
 
@@ -51,10 +54,16 @@ def cmd_revoke(args) -> int:
 
 
 def cmd_grants(args) -> int:
-    with _open(args) as service:
-        for row in service.grants(args.agent):
-            mode = ("r" if row["can_read"] else "-") + ("w" if row["can_write"] else "-")
-            print(f"{row['agent_id']:<24} {mode}  {row['scope']}")
+    from memory_core.policy.grants import list_grants
+
+    store = _open_store(args, read_only=True)
+    try:
+        rows = list_grants(store, args.agent)
+    finally:
+        store.close()
+    for row in rows:
+        mode = ("r" if row["can_read"] else "-") + ("w" if row["can_write"] else "-")
+        print(f"{row['agent_id']:<24} {mode}  {row['scope']}")
     return 0
 
 
@@ -87,7 +96,9 @@ def cmd_prepare_embedder(args) -> int:
 def cmd_seed_demo(args) -> int:
     from memory_core.demo import build_demo_store
 
-    path = Path(args.path)
+    from memory_core.store.urls import file_path
+
+    path = file_path(args.path, what="the demo store file to build")
     build_demo_store(path, force=args.force, progress=lambda msg: print(msg, file=sys.stderr, flush=True))
     print(f"demo store built at {path}")
     return 0
@@ -112,16 +123,18 @@ def cmd_calibrate(args) -> int:
     return run(args)
 
 
-def _open_store(args):
-    # backup, restore, doctor and prune-logs need no embedding model: open the store alone.
+def _open_store(args, *, read_only: bool = False):
+    # restore, doctor, grants and prune-logs need no embedding model: open the store alone. None of
+    # them creates a store: a missing, empty or damaged file is an error (StoreUnusableError).
     from memory_core.clock import SystemClock, format_ts
-    from memory_core.store.backend import open_store, store_exists
+    from memory_core.store.backend import is_postgres_url, open_store
+    from memory_core.store.opening import store_file
 
-    if not store_exists(args.path):
-        from memory_core.errors import NotFoundError
-
-        raise NotFoundError(f"no store at {args.path}")
-    return open_store(args.path, format_ts(SystemClock().now()))
+    if not is_postgres_url(args.path):
+        store_file(args.path, must_exist=True)
+    elif not read_only:  # a database must already hold a store: look read-only first
+        open_store(args.path, "", read_only=True).close()
+    return open_store(args.path, format_ts(SystemClock().now()), read_only=read_only)
 
 
 def cmd_backup(args) -> int:
@@ -133,30 +146,57 @@ def cmd_backup(args) -> int:
 
 
 def cmd_restore(args) -> int:
-    from memory_core.store.backup import check_backup, restore_into
+    """Check the backup, say what the store holds and would be replaced by, then (with --yes) restore."""
+    from memory_core.errors import StoreUnusableError
+    from memory_core.store.backup import (refuse_postgres, check_backup, describe_counts, refuse_empty, restore_file,
+                                          restore_into, store_counts)
+    from memory_core.store.opening import damage_guard
 
-    check_backup(args.backup)
+    refuse_postgres(args.path)
+    info = check_backup(args.backup)  # the whole check comes before anything is touched
+    refuse_empty(info, args.allow_empty)
+    counts, problem = None, None
+    try:
+        current = _open_store(args, read_only=True)
+    except StoreUnusableError as exc:
+        if exc.problem in ("not_a_store", "unreadable"):
+            raise  # another program's database, a directory: never overwritten by a restore
+        problem = exc
+    else:
+        try:
+            with damage_guard(current.path):
+                counts = store_counts(current)
+        except StoreUnusableError as exc:
+            problem = exc
+        finally:
+            current.close()
+    if counts is not None:
+        print(f"the store {args.path} now holds {describe_counts(counts)}; all of it is replaced", file=sys.stderr)
+    else:
+        print(f"the store {args.path} cannot be read ({problem.problem}): {problem.message}", file=sys.stderr)
+    print(f"the backup {args.backup} holds {describe_counts(info.counts)}", file=sys.stderr)
     if not args.yes:
         print(f"refusing to replace {args.path} without --yes (every record written since the backup is lost)", file=sys.stderr)
         return 2
-    store = _open_store(args)
-    try:
-        info = restore_into(store, args.backup)
-    finally:
-        store.close()
-    print(json.dumps({"restored_from": info.to_dict(), "store": args.path}))
+    kept = None
+    if counts is not None:
+        store = _open_store(args)
+        try:
+            info = restore_into(store, args.backup, allow_empty=args.allow_empty)
+        finally:
+            store.close()
+    else:
+        info, kept = restore_file(args.path, args.backup, allow_empty=args.allow_empty)
+    print(json.dumps({"restored_from": info.to_dict(), "store": args.path, "replaced": counts,
+                      "kept_unreadable_file": str(kept) if kept else None}))
     return 0
 
 
 def cmd_doctor(args) -> int:
     from memory_core import load_settings
-    from memory_core.store.doctor import run_doctor
+    from memory_core.store.doctor import doctor_target
 
-    store = _open_store(args)
-    try:
-        report = run_doctor(store, load_settings())
-    finally:
-        store.close()
+    report = doctor_target(args.path, load_settings())  # read-only: reports, never creates or repairs
     print(json.dumps(report.to_dict(), indent=2) if args.json else report.text())
     failed = not report.ok or (args.strict and report.problems)
     return 1 if failed else 0
@@ -177,24 +217,15 @@ def cmd_prune_logs(args) -> int:
 
 
 def cmd_migrate_store(args) -> int:
-    """Copy SRC into the empty store DST (SQLite file or postgresql:// URL, either way) and verify it."""
+    """Copy SRC (read from one snapshot) into the empty store DST (SQLite file or postgresql:// URL,
+    either way) and verify it before it commits."""
     from memory_core.clock import SystemClock, format_ts
-    from memory_core.errors import NotFoundError
-    from memory_core.store.backend import open_store, store_exists
-    from memory_core.store.transfer import copy_store
+    from memory_core.store.transfer import migrate_store
 
-    if not store_exists(args.source):
-        raise NotFoundError(f"no store at {args.source}")
-    now = format_ts(SystemClock().now())
-    source = open_store(args.source, now)
-    try:
-        destination = open_store(args.destination, now)
-        try:
-            report = copy_store(source, destination)
-        finally:
-            destination.close()
-    finally:
-        source.close()
+    def progress(table: str, rows: int) -> None:
+        print(f"copied {table}: {rows} rows", file=sys.stderr, flush=True)
+
+    report = migrate_store(args.source, args.destination, format_ts(SystemClock().now()), progress=progress)
     print(json.dumps(report.to_dict(), indent=2) if args.json else report.text())
     return 0 if report.ok else 1
 
@@ -210,7 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
         return p
 
     command("init", cmd_init, "create or migrate a store")
-    command("stats", cmd_stats, "print store counts as JSON")
+    command("stats", cmd_stats, "print store counts as JSON (read-only)")
     p = command("grant", cmd_grant, "give an agent read (and optionally write) access to a scope")
     p.add_argument("agent")
     p.add_argument("scope", help="user:<id>, project:<id>, org:<id> or agent:<id>")
@@ -245,7 +276,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("restore", cmd_restore, "replace the store's content with a backup (checked first)")
     p.add_argument("backup", help="a file written by agent-memory backup")
     p.add_argument("--yes", action="store_true", help="confirm: everything written since the backup is lost")
-    p = command("doctor", cmd_doctor, "check integrity, FTS, vectors, change feed, orphans and log sizes; exit 1 on problems")
+    p.add_argument("--allow-empty", action="store_true", help="accept a backup that holds no records (the store ends up empty)")
+    p = command("doctor", cmd_doctor, "check integrity, FTS, vectors, change feed, orphans and log sizes (read-only); exit 1 on problems")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--strict", action="store_true", help="also exit 1 on warnings")
     p = command("prune-logs", cmd_prune_logs, "apply the log retention settings now (the worker does this periodically)")
@@ -272,14 +304,34 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from memory_core.errors import MemoryCoreError
+    """Run one command; every failure ends in one line on stderr, never a traceback.
+
+    Exit codes: 0 done; 1 the store is unusable (missing, empty, damaged...), a check failed or
+    the database or a file could not be used; 2 a refused request (bad input, no --yes).
+    """
+    import sqlite3
+
+    from memory_core.errors import MemoryCoreError, StoreUnusableError
 
     args = build_parser().parse_args(argv)
     try:
         return int(args.fn(args) or 0)
+    except StoreUnusableError as exc:
+        print(f"error [{exc.code}]: {_one_line(exc.message)}", file=sys.stderr)
+        return 1
     except MemoryCoreError as exc:
-        print(f"error [{exc.code}]: {exc.message}", file=sys.stderr)
+        print(f"error [{exc.code}]: {_one_line(exc.message)}", file=sys.stderr)
         return 2
+    except sqlite3.Error as exc:  # the database refused (PostgreSQL's errors arrive as these too)
+        print(f"error [database]: {_one_line(str(exc))}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"error [file]: {_one_line(str(exc))}", file=sys.stderr)
+        return 1
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 if __name__ == "__main__":

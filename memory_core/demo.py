@@ -84,7 +84,9 @@ def build_demo_store(
     ``progress`` receives one short message per step. ``embedder`` defaults to the configured
     (packaged) model.
     """
-    path = Path(path)
+    from .store.urls import file_path
+
+    path = file_path(path, what="the demo store file to build")
     if path.exists() and not force:
         raise DemoBuildError(f"{path} already exists; pass --force (force=True) to replace it", path=str(path))
     report = progress or (lambda message: None)

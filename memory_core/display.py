@@ -49,6 +49,7 @@ def _load_backend() -> None:
         try:
             importlib.import_module(BACKEND)
         except Exception as exc:  # a display must never raise: warn and fall back to text
+            _backend_state["error"] = exc
             warnings.warn(f"notebook displays are unavailable ({type(exc).__name__}: {exc})", RuntimeWarning, stacklevel=3)
         finally:
             _backend_state["loaded"] = True
@@ -80,6 +81,9 @@ def frame(obj: Any) -> Any:
         _load_backend()
         builder = _lookup(_frame_builders, obj)
     if builder is None:
+        failure = _backend_state.get("error")
+        if getattr(failure, "code", None) == "missing_extra":  # e.g. pandas is not installed: say which extra
+            raise failure
         raise TypeError(f"no DataFrame conversion registered for {type(obj).__name__}")
     return builder(obj)
 

@@ -88,15 +88,27 @@ class MigrationError(MemoryCoreError):
 
 
 class ExternalServiceError(MemoryCoreError):
-    """A configured hosted model (Anthropic) failed, timed out or answered invalidly."""
+    """A configured hosted model (Anthropic or OpenAI-compatible) failed, timed out or answered invalidly."""
 
     code = "external_service"
 
 
 class IdentityError(MemoryCoreError):
-    """A framework run context lacks (or contradicts) the agent, user or session id an adapter needs."""
+    """A run names no usable principal or session, or one that contradicts the session's owner.
+
+    The one class a host catches for identity refusals (SessionOwnerError is a subclass)."""
 
     code = "identity_missing"
+
+
+class SessionOwnerError(IdentityError, PolicyError):
+    """A session id that belongs to another principal (agent, user) than the one the caller names.
+
+    An identity refusal: hosts catch it as IdentityError, the one class for every identity refusal;
+    it stays a PolicyError so code that caught the store's earlier PolicyError keeps working.
+    """
+
+    code = "session_owner_mismatch"
 
 
 class FrameworkUnavailableError(MemoryCoreError):
@@ -105,7 +117,28 @@ class FrameworkUnavailableError(MemoryCoreError):
     code = "framework_unavailable"
 
 
+class MissingExtraError(MemoryCoreError, ModuleNotFoundError):
+    """An optional part needs a package that is not installed; the message names the extra to install.
+
+    Also a ModuleNotFoundError, so code that treats a missing optional part as absent (``except
+    ImportError``, ``pytest.importorskip``) keeps doing so."""
+
+    code = "missing_extra"
+
+
 class HostMemoryNotQualifiedError(MemoryCoreError):
     """Host-issued memory was enabled without a passing fitness result for exactly what the host runs."""
 
     code = "host_memory_not_qualified"
+
+
+class StoreUnusableError(MemoryCoreError):
+    """The store at ``path`` cannot be opened as it is (``problem``: missing, empty, damaged, not_a_store,
+    outdated or incomplete); the message says what to do."""
+
+    code = "store_unusable"
+
+    def __init__(self, message: str, *, path: str, problem: str, **details: Any) -> None:
+        super().__init__(message, path=path, problem=problem, **details)
+        self.path = path
+        self.problem = problem

@@ -23,6 +23,30 @@ def encodable(text: str) -> bool:
     return True
 
 
+def escape_unstorable(text: str) -> str:
+    """``text`` with each lone surrogate written out as a visible ``\\udXXX`` escape (storable)."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def loggable(value: Any, _depth: int = 0) -> Any:
+    """``value`` (a string, or JSON-like lists and dicts of them) safe to store in a log row.
+
+    Input is refused when it holds a lone surrogate, but the row that records the refusal (or an
+    error message quoting such text) must still be written: every unstorable string, dict keys
+    included, is stored in the escaped form of :func:`escape_unstorable`; anything nested deeper
+    than a log needs is cut. Other values are unchanged.
+    """
+    if isinstance(value, str):
+        return value if encodable(value) else escape_unstorable(value)
+    if _depth > 64:
+        return "[nested too deeply]"
+    if isinstance(value, dict):
+        return {loggable(k, _depth + 1) if isinstance(k, str) else k: loggable(v, _depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [loggable(v, _depth + 1) for v in value]
+    return value
+
+
 def check_text(value: Any, field: str) -> Any:
     """Return ``value``; raise InvalidInputError if it is a string SQLite cannot store."""
     if isinstance(value, str) and not encodable(value):

@@ -86,10 +86,11 @@ class WriteSettings(_Section):
     promote_after_observations: int = Field(
         2, ge=1, le=10, description="Independent observations that promote a provisional record to confirmed."
     )
-    entailment_judge: Literal["offline", "anthropic"] = Field(
+    entailment_judge: Literal["offline", "anthropic", "openai_compatible"] = Field(
         "offline",
         description="Who checks that an evidence quote entails the content: the offline lexical and "
-        "semantic check, or the Anthropic judge (needs an API key; falls back to offline without one).",
+        "semantic check, the Anthropic judge (needs an API key; falls back to offline without one), or the "
+        "openai_compatible model (section openai_compatible). A failed hosted check falls back to the offline one.",
     )
     entailment_min_coverage: float = Field(
         0.6, ge=0.0, le=1.0,
@@ -210,7 +211,12 @@ class RetrievalSettings(_Section):
     )
     default_limit: int = Field(10, ge=1, le=100, description="Results returned when the caller gives no limit.")
     max_limit: int = Field(50, ge=1, le=500, description="Largest limit a caller may ask for.")
-    rewrite_enabled: bool = Field(False, description="Rewrite the raw query into a standalone query with the Anthropic model.")
+    rewrite_enabled: bool = Field(False, description="Rewrite the raw query into a standalone query with the model of rewrite_provider.")
+    rewrite_provider: Literal["anthropic", "openai_compatible"] = Field(
+        "anthropic",
+        description="Which model rewrites queries: Anthropic's (needs an API key; without one the raw query is used) "
+        "or the openai_compatible model (section openai_compatible).",
+    )
     rewrite_timeout_s: float = Field(3.0, gt=0, description="Seconds before the rewrite falls back to the raw query.")
     reranker_enabled: bool = Field(False, description="Rerank surviving candidates with bge-reranker-v2-m3.")
     reranker_mode: Literal["after_floors", "replace_floors"] = Field(
@@ -310,12 +316,13 @@ class RetrievalSettings(_Section):
 
 
 class ExtractionSettings(_Section):
-    extractor: Literal["offline", "anthropic", "auto"] = Field(
+    extractor: Literal["offline", "anthropic", "openai_compatible", "auto"] = Field(
         "offline",
         description="Which extractor proposes candidates at session end: the deterministic offline rules, the "
-        "Anthropic model, or auto (Anthropic when an API key is configured). Without a key, anthropic falls back to offline.",
+        "Anthropic model, the openai_compatible model (section openai_compatible: Ollama, vLLM, llama.cpp, LM Studio...), "
+        "or auto (Anthropic when an API key is configured). Without a key, anthropic falls back to offline.",
     )
-    reviewer: Literal["offline", "anthropic", "auto"] = Field(
+    reviewer: Literal["offline", "anthropic", "openai_compatible", "auto"] = Field(
         "offline",
         description="Which reviewer accepts, rejects or narrows candidates (same choices and fallback as extractor).",
     )
@@ -326,12 +333,18 @@ class ExtractionSettings(_Section):
     retry_backoff_s: float = Field(
         60.0, ge=0, description="Seconds a run waits after a failed attempt (reviewer timeout, invalid model output) before it can be claimed again."
     )
-    extractor_timeout_s: float = Field(60.0, gt=0, description="Timeout of the Anthropic extractor's request.")
-    extractor_max_tokens: int = Field(4096, ge=256, le=64_000, description="Output token limit of the Anthropic extractor's request.")
-    reviewer_timeout_s: float = Field(30.0, gt=0, description="Timeout of each Anthropic reviewer request; a timeout fails the attempt closed.")
+    extractor_timeout_s: float = Field(60.0, gt=0, description="Timeout of the model extractor's request (Anthropic or OpenAI-compatible).")
+    extractor_max_tokens: int = Field(4096, ge=256, le=64_000, description="Output token limit of the model extractor's request.")
+    reviewer_timeout_s: float = Field(30.0, gt=0, description="Timeout of each model reviewer request; a timeout fails the attempt closed.")
     review_context_turns: int = Field(2, ge=0, le=50, description="Turns before and after the evidence turn shown to the reviewer.")
     related_records_limit: int = Field(5, ge=0, le=50, description="Live records shown to the reviewer next to each candidate.")
     max_candidates: int = Field(50, ge=1, le=500, description="Candidates kept from one extraction; the rest are logged as dropped.")
+    part_max_chars: int = Field(
+        12_000, ge=500, le=1_000_000,
+        description="Transcript characters an extractor reads at once. A longer transcript is extracted in parts of "
+        "consecutive turns (a longer turn in windows); a part whose reply holds more than max_candidates, or does not "
+        "fit the model's output, is split and asked again.",
+    )
     maintenance_batch_size: int = Field(
         500, ge=1, le=100_000, description="Records the review-due and expiry passes change per transaction."
     )
@@ -347,6 +360,42 @@ class AnthropicSettings(_Section):
     max_retries: int = Field(1, ge=0, le=10, description="SDK retries for a hosted call.")
 
 
+MODEL_ROLES = ("extractor", "reviewer", "rewrite", "host_memory", "entailment")
+ModelRole = Literal["extractor", "reviewer", "rewrite", "host_memory", "entailment"]
+
+
+class OpenAICompatibleSettings(_Section):
+    base_url: str | None = Field(
+        None,
+        description="Base URL of a server speaking OpenAI's chat-completions protocol, up to and including /v1 "
+        "(Ollama http://localhost:11434/v1, vLLM http://localhost:8000/v1; docs/extraction.md). Required by every "
+        "role set to openai_compatible.",
+    )
+    model: str | None = Field(
+        None, description="Model name the server serves (Ollama: qwen2.5:7b-instruct; vLLM: the --served-model-name)."
+    )
+    role_models: dict[ModelRole, str] = Field(
+        default_factory=dict,
+        description="A different model for some roles, e.g. {\"rewrite\": \"qwen2.5:1.5b\"} (roles: extractor, "
+        "reviewer, rewrite, host_memory, entailment); the others use model. As JSON in the environment.",
+    )
+    api_key_env: str | None = Field(
+        None,
+        description="Name of the environment variable holding the server's API key (e.g. VLLM_API_KEY). Unset: no "
+        "key is sent, whatever OPENAI_API_KEY says. The key itself is never a setting and never logged.",
+    )
+    timeout_s: float = Field(60.0, gt=0, description="Request timeout of a call whose role sets none (the entailment judge).")
+    max_retries: int = Field(1, ge=0, le=10, description="SDK retries after a timeout, a connection error or a 408, 409, 429 or 5xx answer.")
+    structured_output: Literal["auto", "json_schema", "json_object", "prompt"] = Field(
+        "auto",
+        description="How the JSON answer is asked for: json_schema (the server constrains output to the schema), "
+        "json_object (any JSON object), prompt (the schema in the prompt only), or auto (json_schema, stepping down "
+        "to json_object and then prompt when the server refuses the request with 400 or 422). The schema is always "
+        "in the prompt too, every answer is validated, and an invalid one gets one repair request.",
+    )
+    temperature: float = Field(0.0, ge=0.0, le=2.0, description="Sampling temperature (0: the most likely answer).")
+
+
 class UISettings(_Section):
     accounts_file: str | None = Field(
         None, description="TOML file of local accounts (username, role, user id, argon2 password hash)."
@@ -355,6 +404,14 @@ class UISettings(_Section):
         False, description="Sign in a demo operator automatically; honoured only when the server is bound to localhost."
     )
     page_size: int = Field(50, ge=5, le=1000, description="Rows per page in the admin app's lists.")
+    session_hours: float = Field(
+        12.0, gt=0, le=24 * 30,
+        description="Longest a sign-in to the admin app lasts (its HttpOnly cookie's lifetime); then the person signs in again.",
+    )
+    session_idle_minutes: float = Field(
+        60.0, gt=0, le=24 * 60 * 30,
+        description="A sign-in to the admin app ends after this long without a click or keypress in the app.",
+    )
 
 
 class HousekeepingSettings(_Section):
@@ -463,10 +520,11 @@ class HostMemorySettings(_Section):
         "them (docs/host-memory.md). Off by default; an adapter refuses to start with it on unless `agent-memory "
         "fitness run` recorded a passing result for exactly these settings, this embedder and this fitness bundle.",
     )
-    decider: Literal["auto", "offline", "anthropic"] = Field(
+    decider: Literal["auto", "offline", "anthropic", "openai_compatible"] = Field(
         "auto",
         description="Who finds gaps and compares against the draft: the offline, conservative rule set, the Anthropic "
-        "model, or auto (the model when an API key is configured, else the rules). Each needs its own fitness result.",
+        "model, the openai_compatible model, or auto (the Anthropic model when an API key is configured, else the "
+        "rules). Each decider (and each model) needs its own fitness result.",
     )
     max_gaps: int = Field(3, ge=1, le=8, description="Most gaps searched per user turn (one logged search each).")
     results_per_gap: int = Field(3, ge=1, le=20, description="Search results per gap considered for admission.")
@@ -483,7 +541,7 @@ class HostMemorySettings(_Section):
         description="Latest transcript turns read when deciding whether the conversation already holds what a record "
         "says (then the draft already has it and the record is not appended).",
     )
-    timeout_s: float = Field(15.0, gt=0, description="Timeout of each Anthropic request of the model decider.")
+    timeout_s: float = Field(15.0, gt=0, description="Timeout of each model request of the model decider.")
 
 
 class Settings(BaseSettings):
@@ -496,6 +554,10 @@ class Settings(BaseSettings):
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings, description="Search pipeline knobs.")
     extraction: ExtractionSettings = Field(default_factory=ExtractionSettings, description="Session extraction.")
     anthropic: AnthropicSettings = Field(default_factory=AnthropicSettings, description="Hosted model access.")
+    openai_compatible: OpenAICompatibleSettings = Field(
+        default_factory=OpenAICompatibleSettings,
+        description="A model behind an OpenAI-compatible chat-completions server, for the roles set to openai_compatible.",
+    )
     ui: UISettings = Field(default_factory=UISettings, description="Admin app.")
     housekeeping: HousekeepingSettings = Field(default_factory=HousekeepingSettings, description="Erasure after forgets and log retention.")
     adapters: AdapterSettings = Field(default_factory=AdapterSettings, description="Framework adapters.")

@@ -20,12 +20,13 @@ output, and extracting them again at session end would turn stored memories into
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import IdentityError, InvalidInputError
+from ..errors import IdentityError, InvalidInputError, NotFoundError, SessionOwnerError
 from ..hostmem import open_host_memory
 from .identity import Identity
 from .modes import SEARCH_TOOL, TriggerMode, check_trigger_mode, host_searches, model_searches
@@ -48,9 +49,26 @@ class AdapterEvent:
     role: str | None = None
     content: str | None = None
     extraction_run_id: str | None = None
+    continues: str | None = None  # session_started of a later part: the session it continues
 
 
 Listener = Callable[[AdapterEvent], None]
+MAX_ID_CHARS = 128  # the longest id policy.scopes.validate_id accepts
+_PART_SUFFIX = re.compile(r"\+[0-9]+$")
+
+
+def part_id(conversation_id: str, number: int) -> str:
+    """The memory session id of a conversation's ``number``-th part: the conversation's own id for
+    the first, ``<id>+<number>`` for each part opened after the one before it ended."""
+    return conversation_id if number == 1 else f"{conversation_id}+{number}"
+
+
+def _check_owner(session: "Session", identity: Identity) -> None:
+    if (session.agent_id, session.user_id) != (identity.agent_id, identity.user_id):
+        raise SessionOwnerError(
+            f"session {session.id} belongs to another principal, not agent {identity.agent_id} and user {identity.user_id}",
+            session_id=session.id,
+        )
 
 
 def format_tool_result(result: dict[str, Any]) -> str:
@@ -86,7 +104,7 @@ class MemoryRuntime:
             raise InvalidInputError(f"ambient must be true, false or None (the setting); got {ambient!r}", field="ambient")
         self.ambient = service.settings.ambient.enabled if ambient is None else ambient
         self._listeners = list(listeners)
-        self._open: dict[str, "Session"] = {}
+        self._open: dict[str, "Session"] = {}  # conversation id -> the session of its open part
         self._viewed: set[str] = set()  # sessions whose first model call is recorded (this process)
         self._lock = threading.RLock()
         # hybrid with host_memory.enabled: refused here, at construction, without a passing fitness result
@@ -152,36 +170,79 @@ class MemoryRuntime:
             listener(event)
 
     def open(self, identity: Identity) -> "Session":
-        """The session for ``identity``, started (``session_started``) on first use in this process.
+        """The open memory session of the conversation ``identity`` names, started (``session_started``)
+        on first use in this process.
 
-        Refuses a run that names an open session with a different principal.
+        The conversation's id is its first session's id. When that session has ended (the host
+        called ``end_session``) and the conversation goes on, the next part is opened as a new
+        session, ``<id>+2`` (then ``+3``...), whose ``session_started`` event names the part it
+        continues. Refuses (SessionOwnerError, an IdentityError) a conversation whose sessions
+        belong to another principal, and an id that itself ends in ``+<number>``.
         """
+        conversation = identity.session_id
+        if _PART_SUFFIX.search(conversation):
+            raise IdentityError(
+                f"session id {conversation!r} ends in '+<number>', which names a later part of a conversation; "
+                "pass the conversation's own id (the adapter opens its parts itself, see docs/adapters.md)",
+                session_id=conversation,
+            )
         with self._lock:
-            session = self._open.get(identity.session_id)
-            if session is not None:
-                if (session.agent_id, session.user_id) != (identity.agent_id, identity.user_id):
-                    raise IdentityError(
-                        f"session {identity.session_id} belongs to agent {session.agent_id} and user {session.user_id}, "
-                        f"not agent {identity.agent_id} and user {identity.user_id}",
-                        session_id=identity.session_id,
-                    )
-                return session
-            self.service.handle_event({
-                "type": "session_started", "agent_id": identity.agent_id, "user_id": identity.user_id,
-                "session_id": identity.session_id, "project_id": identity.project_id,
-                "framework": self.framework, "trigger_mode": self.trigger_mode,
-            })
-            session = self.service.session(identity.session_id)
-            self._open[identity.session_id] = session
-            # The prefix (and the ambient profile in it) is fixed here, at session start.
-            self._record_context(session)
-        self._emit(AdapterEvent("session_started", session.id, self.framework))
+            cached = self._open.get(conversation)
+            if cached is not None:
+                _check_owner(cached, identity)
+                # another adapter instance or process may have ended it since: the store says
+                if not self.service.session(cached.id).ended:
+                    return cached
+                del self._open[conversation]
+            session, previous = self._open_part(identity)
+            self._open[conversation] = session
+        self._emit(AdapterEvent("session_started", session.id, self.framework, continues=previous))
         return session
 
+    def _open_part(self, identity: Identity) -> tuple["Session", str | None]:
+        """The conversation's open part (resumed), or its next part when the last one ended; with
+        the id of the part before it. Called under the lock."""
+        conversation, number, previous = identity.session_id, 1, None
+        while True:
+            session_id = part_id(conversation, number)
+            if len(session_id) > MAX_ID_CHARS:
+                raise IdentityError(
+                    f"conversation {conversation!r} cannot go on after its session ended: the next part's id would be "
+                    f"longer than {MAX_ID_CHARS} characters; use a shorter session id", session_id=conversation)
+            try:
+                stored = self.service.session(session_id)
+            except NotFoundError:
+                break
+            _check_owner(stored, identity)
+            if not stored.ended:
+                break
+            previous, number = session_id, number + 1
+        self.service.handle_event({
+            "type": "session_started", "agent_id": identity.agent_id, "user_id": identity.user_id,
+            "session_id": session_id, "project_id": identity.project_id,
+            "framework": self.framework, "trigger_mode": self.trigger_mode,
+        })
+        session = self.service.session(session_id)
+        # The prefix (and the ambient profile in it) is fixed here, at session start.
+        self._record_context(session)
+        return session, previous
+
+    def conversation_sessions(self, conversation_id: str) -> list[str]:
+        """The ids of a conversation's memory sessions in the store, first part first."""
+        ids: list[str] = []
+        while len(candidate := part_id(conversation_id, len(ids) + 1)) <= MAX_ID_CHARS:
+            try:
+                self.service.session(candidate)
+            except NotFoundError:
+                break
+            ids.append(candidate)
+        return ids
+
     def session(self, session_id: str) -> "Session":
-        """An open session of this runtime by id (IdentityError when it was never opened here)."""
+        """The open session of a conversation (by its id or the part's) in this runtime
+        (IdentityError when it was never opened here)."""
         with self._lock:
-            session = self._open.get(session_id)
+            session = self._open.get(session_id) or next((s for s in self._open.values() if s.id == session_id), None)
         if session is None:
             raise IdentityError(f"no open {self.framework} memory session {session_id!r} in this process", session_id=session_id)
         return session
@@ -194,12 +255,17 @@ class MemoryRuntime:
         self._emit(AdapterEvent("turn_completed", session.id, self.framework, role=role, content=content))
 
     def end(self, session_id: str) -> str | None:
-        """End the session (``session_ended``); returns the queued extraction run id, if any."""
+        """End the conversation's open part (``session_ended``); returns the queued extraction run id,
+        if any. ``session_id`` is the conversation's id (or a part's). SessionClosedError when its
+        last part has already ended; the conversation may still go on later (see :meth:`open`)."""
         with self._lock:
             self._open.pop(session_id, None)
-            self._viewed.discard(session_id)
-        run_id = self.service.handle_event({"type": "session_ended", "session_id": session_id}).get("extraction_run_id")
-        self._emit(AdapterEvent("session_ended", session_id, self.framework, extraction_run_id=run_id))
+            # the store says which part is the last (another instance may have opened one since)
+            parts = self.conversation_sessions(session_id)
+            target = parts[-1] if parts else session_id
+            self._viewed.discard(target)
+        run_id = self.service.handle_event({"type": "session_ended", "session_id": target}).get("extraction_run_id")
+        self._emit(AdapterEvent("session_ended", target, self.framework, extraction_run_id=run_id))
         return run_id
 
     # -- tool calls and the host's search -------------------------------------------------------

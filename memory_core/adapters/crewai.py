@@ -14,6 +14,17 @@ memory-equipped agent (a CrewAI role is display text, never used as an id); the 
 id and optional project id are the kickoff inputs ``user_id``, ``session_id`` and ``project_id``.
 The user's message for this turn is the input ``user_message`` (name configurable).
 
+Kickoffs, not objects: CrewAI copies a crew's callbacks, agents' tools and hooks into every
+``crew.copy()`` (and so into ``kickoff_for_each`` and the async variants), and its hooks are
+process-wide, so nothing here is bound to a crew, agent or tool object. Each kickoff is known by
+the context object CrewAI creates for it (``get_crew_context()``, carried into the threads CrewAI
+runs tools and tasks in): CrewAI's execution-start hook notes which crew object is starting,
+``before_kickoff`` gives the kickoff its identity from the inputs (and a copy the attached crew's
+templates, see ``crewai_parts``), and every hook and memory tool call looks up the kickoff it runs
+in. A second kickoff of one crew instance while its first runs is refused (CrewAI kickoffs are not
+reentrant; copy the crew), and an equipped agent running outside an attached kickoff stops with
+:class:`KickoffRefusedError`.
+
 Events: ``before_kickoff`` opens the session and records the user turn; CrewAI's global
 ``after_llm_call`` hook records each text reply of an equipped agent, ``after_tool_call`` the
 results of its non-memory tools; :meth:`end_session` ends the session. In auto/hybrid mode the host's
@@ -24,25 +35,27 @@ system prompt and the task prompt, which stay untouched). crewai is imported her
 
 from __future__ import annotations
 
-import copy
 import json
 import threading
 import weakref
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import FrameworkUnavailableError, IdentityError
+from ..errors import FrameworkUnavailableError, IdentityError, InvalidInputError
 from .base import AUTO_CALL_PREFIX, MEMORY_TOOL_NAMES, Listener, MemoryRuntime, drop_null_arguments, format_tool_result
-from .identity import require_agent_id, require_identity
+from .identity import Identity, require_agent_id, require_identity
 from .modes import SEARCH_TOOL, TriggerMode
 
 try:
-    from crewai.hooks import register_after_llm_call_hook, register_after_tool_call_hook, register_before_llm_call_hook
-    from crewai.tools import BaseTool
-    from pydantic import BaseModel, ConfigDict, PrivateAttr
+    from crewai.hooks import HookAborted
+    from crewai.utilities.crew.crew_context import get_crew_context
 except ImportError as exc:  # pragma: no cover - exercised only where the extra is missing
     raise FrameworkUnavailableError(
         "the CrewAI adapter needs the crewai extra: pip install 'agent-memory[crewai]'", missing=str(exc)
     ) from exc
+
+from .crewai_parts import (MemoryTool, args_model, never_cache, refusal, register_hooks, restore_templates,
+                           tool_definitions)
 
 if TYPE_CHECKING:
     from ..service import MemoryService, Session
@@ -51,30 +64,20 @@ FRAMEWORK = "crewai"
 _SOURCE = "CrewAI kickoff inputs"
 
 
-def _args_model(name: str, schema: dict[str, Any]) -> type[BaseModel]:
-    """A pydantic class whose JSON schema is the core's schema verbatim. It declares no fields, so
-    CrewAI passes the model's arguments through and the core validates them (structured errors)."""
-
-    class MemoryToolArguments(BaseModel):
-        model_config = ConfigDict(extra="allow")
-
-        @classmethod
-        def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
-            return copy.deepcopy(schema)
-
-    MemoryToolArguments.__name__ = MemoryToolArguments.__qualname__ = "".join(p.title() for p in name.split("_")) + "Arguments"
-    return MemoryToolArguments
+class KickoffRefusedError(IdentityError, HookAborted):
+    """A kickoff memory cannot tell the identity of, stopped from a CrewAI hook (caught as IdentityError)."""
 
 
-class MemoryTool(BaseTool):
-    """One memory tool for one equipped CrewAI agent."""
+@dataclass
+class _Kickoff:
+    """One running kickoff: CrewAI's context object for it (weakly), its crew and identity."""
 
-    _memory: Any = PrivateAttr()
-    _agent: Any = PrivateAttr()
-
-    def _run(self, **arguments: Any) -> str:
-        session = self._memory.session_for(self._agent)
-        return format_tool_result(self._memory.runtime.call_tool(session, self.name, drop_null_arguments(arguments)))
+    marker: "weakref.ref[Any]"
+    crew_id: str
+    crew: Any                               # the crew object running it (the attached crew or a copy)
+    identity: Identity | None = None        # set by before_kickoff from the kickoff's inputs
+    pending: dict[str, Any] | None = None   # the host's search result, appended on the first model call
+    applied: str | None = None              # the profile block last put in the system message
 
 
 class CrewAIMemory:
@@ -88,12 +91,9 @@ class CrewAIMemory:
         self.runtime = MemoryRuntime(service, framework=FRAMEWORK, trigger_mode=trigger_mode, listeners=listeners,
                                      ambient=ambient)
         self.user_message_key = user_message_key
-        self._agent_ids: dict[str, str] = {}          # CrewAI agent id (uuid) -> memory agent id
-        self._crews: dict[str, "Session | None"] = {}  # crew id -> session of its running kickoff
-        self._pending: dict[str, dict[str, Any]] = {}  # crew id -> host search result not yet appended
-        self._applied: dict[str, str] = {}  # crew id -> the profile block last put in its system message
+        self._kickoffs: dict[int, _Kickoff] = {}  # id() of CrewAI's kickoff context -> the running kickoff
         self._lock = threading.RLock()
-        _register_hooks(self)
+        register_hooks(self)
 
     @property
     def trigger_mode(self) -> TriggerMode:
@@ -105,38 +105,50 @@ class CrewAIMemory:
 
     # -- setup ----------------------------------------------------------------------------------
 
-    def tools_for(self, agent: Any) -> list[MemoryTool]:
-        """The memory tools for this trigger mode, bound to ``agent``."""
+    def tools_for(self, agent_id: str) -> list[MemoryTool]:
+        """The memory tools for this trigger mode, acting as memory agent ``agent_id``."""
+        require_agent_id("CrewAIMemory.tools_for", agent_id)
         tools = []
         for schema in self.runtime.tool_schemas():
             tool = MemoryTool(name=schema["name"], description=schema["description"],
-                              args_schema=_args_model(schema["name"], schema["input_schema"]))
-            tool._memory, tool._agent = self, agent
+                              args_schema=args_model(schema["name"], schema["input_schema"]), cache_function=never_cache)
+            tool._memory, tool._agent_id = self, agent_id
             tools.append(tool)
         return tools
 
     def equip(self, agent: Any, *, agent_id: str) -> Any:
         """Give ``agent`` the memory tools and the memory-use policy, acting as memory agent ``agent_id``."""
-        require_agent_id("CrewAIMemory.equip", agent_id)
-        with self._lock:
-            self._agent_ids[str(agent.id)] = agent_id
-        agent.tools = [*[t for t in (agent.tools or []) if t.name not in MEMORY_TOOL_NAMES], *self.tools_for(agent)]
+        tools = self.tools_for(agent_id)
+        agent.tools = [*[t for t in (agent.tools or []) if t.name not in MEMORY_TOOL_NAMES], *tools]
         policy = self.policy()
         if policy not in (agent.backstory or ""):
             agent.backstory = f"{agent.backstory}\n\n{policy}" if agent.backstory else policy
         return agent
 
     def attach(self, crew: Any) -> Any:
-        """Hook the crew's kickoff into the memory lifecycle (it must have one equipped agent)."""
-        self._memory_agent(crew)
-        with self._lock:
-            self._crews.setdefault(str(crew.id), None)
-        crew.before_kickoff_callbacks = [*crew.before_kickoff_callbacks, self._before_kickoff(crew)]
-        crew.after_kickoff_callbacks = [*crew.after_kickoff_callbacks, self._after_kickoff(crew)]
+        """Hook the crew's kickoff into the memory lifecycle (it must have one equipped agent).
+
+        Attaching again is a no-op; copies of an attached crew are attached already."""
+        owners = {getattr(callback, "_agent_memory", None) for callback in crew.before_kickoff_callbacks} - {None}
+        if owners - {self}:
+            raise InvalidInputError("this crew is attached to another CrewAIMemory already; one memory serves a crew",
+                                    field="crew")
+        self._memory_agent_id(crew)
+        if self not in owners:
+            crew.before_kickoff_callbacks = [*crew.before_kickoff_callbacks, self._before_kickoff(crew)]
+            crew.after_kickoff_callbacks = [*crew.after_kickoff_callbacks, self._after_kickoff()]
+        register_hooks(self)
         return crew
 
-    def _memory_agent(self, crew: Any) -> tuple[Any, str]:
-        equipped = [(agent, self._agent_ids[str(agent.id)]) for agent in crew.agents if str(agent.id) in self._agent_ids]
+    def _equipped_id(self, agent: Any) -> str | None:
+        """The memory agent id ``agent`` acts as through this adapter's tools (copies keep them)."""
+        for tool in getattr(agent, "tools", None) or []:
+            if isinstance(tool, MemoryTool) and getattr(tool, "_memory", None) is self:
+                return tool._agent_id
+        return None
+
+    def _memory_agent_id(self, crew: Any) -> str:
+        equipped = [agent_id for agent_id in map(self._equipped_id, crew.agents) if agent_id is not None]
         if len(equipped) != 1:
             raise IdentityError(
                 f"a crew attached to memory needs exactly one agent equipped with CrewAIMemory.equip (found {len(equipped)}); "
@@ -144,73 +156,166 @@ class CrewAIMemory:
             )
         return equipped[0]
 
-    # -- lifecycle ------------------------------------------------------------------------------
+    # -- kickoffs -------------------------------------------------------------------------------
 
-    def _before_kickoff(self, crew: Any):
+    def _before_kickoff(self, attached: Any):
+        # ``attached`` is the crew attach() was given. A copy runs this same callback: the crew
+        # that is really starting is the one CrewAI's execution-start hook saw (see _register).
         def before_kickoff(inputs: dict[str, Any] | None) -> dict[str, Any] | None:
-            inputs = inputs or {}
-            _, agent_id = self._memory_agent(crew)
-            identity = require_identity(
-                _SOURCE, agent_id=agent_id, user_id=inputs.get("user_id"), session_id=inputs.get("session_id"),
-                project_id=inputs.get("project_id"),
-                keys={"user_id": "inputs['user_id']", "session_id": "inputs['session_id']"},
-            )
-            session = self.runtime.open(identity)
-            message = inputs.get(self.user_message_key)
-            with self._lock:
-                self._crews[str(crew.id)] = session
-                self._pending.pop(str(crew.id), None)
-            if isinstance(message, str):
-                self.runtime.record_turn(session, "user", message)
-                result = self.runtime.host_search(session, message)
-                if result is not None:
-                    with self._lock:
-                        self._pending[str(crew.id)] = result
-            return inputs
+            return self._start(attached, inputs or {})
 
+        before_kickoff._agent_memory = self  # type: ignore[attr-defined]  # marks the crew (and its copies) attached
+        before_kickoff._attached_crew = attached  # type: ignore[attr-defined]
         return before_kickoff
 
-    def _after_kickoff(self, crew: Any):
+    def _after_kickoff(self):
         def after_kickoff(output: Any) -> Any:
-            with self._lock:
-                self._crews[str(crew.id)] = None
-                self._pending.pop(str(crew.id), None)
+            self._finish(get_crew_context())
             return output
 
+        after_kickoff._agent_memory = self  # type: ignore[attr-defined]
         return after_kickoff
 
+    def _attached_to(self, crew: Any) -> Any:
+        """The crew attach() was given, when ``crew`` is it or a copy of it; else None."""
+        for callback in getattr(crew, "before_kickoff_callbacks", None) or []:
+            if getattr(callback, "_agent_memory", None) is self:
+                return callback._attached_crew
+        return None
+
+    def execution_start(self, context: Any) -> None:
+        """CrewAI is starting a kickoff of ``context.crew``: note which crew object it is (the
+        kickoff callbacks, shared with copies, cannot tell)."""
+        crew, marker = getattr(context, "crew", None), get_crew_context()
+        if marker is not None and crew is not None and self._attached_to(crew) is not None:
+            self._register(marker, crew)
+
+    def _register(self, marker: Any, crew: Any) -> _Kickoff:
+        key = id(marker)
+        with self._lock:
+            kickoff = self._kickoffs.get(key)
+            if kickoff is None or kickoff.marker() is not marker:
+                kickoff = _Kickoff(weakref.ref(marker, lambda ref: self._drop(key, ref)), str(crew.id), crew)
+                self._kickoffs[key] = kickoff
+            return kickoff
+
+    def _start(self, attached: Any, inputs: dict[str, Any]) -> dict[str, Any]:
+        register_hooks(self)  # a host may have cleared CrewAI's hooks; agents snapshot them after this
+        marker = get_crew_context()
+        if marker is None or not getattr(marker, "id", None):
+            raise IdentityError("CrewAI started a kickoff without its crew context; memory cannot tell which kickoff "
+                                "is running", source="CrewAI crew")
+        try:
+            kickoff = self._current(started=False)
+            if kickoff is None:
+                if str(marker.id) != str(attached.id):
+                    raise IdentityError(
+                        "memory did not see this copy of an attached crew start (were CrewAI's hooks cleared?), so it "
+                        "cannot tell which crew is running: kick it off again", source="CrewAI crew")
+                kickoff = self._register(marker, attached)
+            if kickoff.crew is not attached:
+                restore_templates(kickoff.crew, attached)
+            identity = require_identity(
+                _SOURCE, agent_id=self._memory_agent_id(kickoff.crew), user_id=inputs.get("user_id"),
+                session_id=inputs.get("session_id"), project_id=inputs.get("project_id"),
+                keys={"user_id": "inputs['user_id']", "session_id": "inputs['session_id']"},
+            )
+            with self._lock:
+                running = next((k for k in self._kickoffs.values() if k is not kickoff and k.crew_id == kickoff.crew_id
+                                and k.identity is not None and k.marker() is not None), None)
+                if running is not None:
+                    raise IdentityError(
+                        f"crew {kickoff.crew_id} is already running a kickoff (session {running.identity.session_id}); a "
+                        "CrewAI crew runs one kickoff at a time, so memory cannot tell two apart: use crew.copy() or "
+                        "kickoff_for_each for concurrent kickoffs", source="CrewAI crew", session_id=identity.session_id)
+                kickoff.identity = identity
+            session = self.runtime.open(identity)
+            message = inputs.get(self.user_message_key)
+            if isinstance(message, str):
+                self.runtime.record_turn(session, "user", message)
+                kickoff.pending = self.runtime.host_search(session, message)
+        except BaseException:
+            self._finish(marker)
+            raise
+        return inputs
+
+    def _finish(self, marker: Any) -> None:
+        if marker is not None:
+            with self._lock:
+                kickoff = self._kickoffs.get(id(marker))
+                if kickoff is not None and kickoff.marker() is marker:
+                    del self._kickoffs[id(marker)]
+
+    def _drop(self, key: int, ref: Any) -> None:
+        # CrewAI's context object of a kickoff is gone (a kickoff that failed before its end hook)
+        with self._lock:
+            if key in self._kickoffs and self._kickoffs[key].marker is ref:
+                del self._kickoffs[key]
+
+    def _current(self, *, started: bool = True) -> _Kickoff | None:
+        """The attached kickoff this thread or task runs in (with ``started``, only once its
+        identity is known), if any."""
+        marker = get_crew_context()
+        if marker is None:
+            return None
+        with self._lock:
+            kickoff = self._kickoffs.get(id(marker))
+        if kickoff is None or kickoff.marker() is not marker or (started and kickoff.identity is None):
+            return None
+        return kickoff
+
+    def current_session(self) -> "Session | None":
+        """The memory session of the attached kickoff running here (None outside one)."""
+        kickoff = self._current()
+        return self.runtime.open(kickoff.identity) if kickoff is not None else None
+
     def end_session(self, session_id: str) -> str | None:
-        """End the conversation: fires ``session_ended`` and queues extraction; returns the run id."""
+        """End the conversation: fires ``session_ended`` and queues extraction; returns the run id.
+        A later kickoff with the same session id continues it in a new session (docs/adapters.md)."""
         return self.runtime.end(session_id)
 
-    def session_for(self, agent: Any) -> "Session":
-        """The session of the kickoff ``agent`` is running in (IdentityError outside an attached kickoff)."""
-        crew = getattr(agent, "crew", None)
-        with self._lock:
-            session = self._crews.get(str(crew.id)) if crew is not None else None
-        if session is None:
-            raise IdentityError("a memory tool was called outside the kickoff of a crew attached with CrewAIMemory.attach",
-                                source="CrewAI crew")
-        return session
+    def conversation_sessions(self, session_id: str) -> list[str]:
+        """The ids of the memory sessions a conversation has had, first part first."""
+        return self.runtime.conversation_sessions(session_id)
+
+    def run_tool(self, tool: MemoryTool, arguments: dict[str, Any]) -> str:
+        """Run a memory tool call in the kickoff it belongs to; a structured error outside one."""
+        kickoff = self._current()
+        if kickoff is None:
+            return refusal("a memory tool was called outside a running kickoff of a crew attached with CrewAIMemory.attach")
+        if tool._agent_id != kickoff.identity.agent_id:
+            return refusal(f"this memory tool acts for agent {tool._agent_id}, not the kickoff's agent {kickoff.identity.agent_id}")
+        session = self.runtime.open(kickoff.identity)
+        return format_tool_result(self.runtime.call_tool(session, tool.name, drop_null_arguments(arguments)))
 
     # -- hook bodies (called by the module's global CrewAI hooks) -------------------------------
 
-    def _running_session(self, context: Any) -> "Session | None":
-        agent, crew = getattr(context, "agent", None), getattr(context, "crew", None)
-        if agent is None or crew is None or str(getattr(agent, "id", "")) not in self._agent_ids:
+    def _running(self, context: Any, *, refuse: bool = False) -> "tuple[_Kickoff, Session] | None":
+        """The kickoff and session of a hook call by this adapter's equipped agent (None for others).
+        With ``refuse``, an equipped agent outside an attached kickoff stops the run."""
+        agent_id = self._equipped_id(getattr(context, "agent", None))
+        if agent_id is None:
             return None
-        with self._lock:
-            return self._crews.get(str(crew.id))
+        kickoff, crew = self._current(), getattr(context, "crew", None)
+        if kickoff is None or crew is None or str(crew.id) != kickoff.crew_id or kickoff.identity.agent_id != agent_id:
+            if refuse:
+                raise KickoffRefusedError(
+                    f"agent {agent_id} is equipped with memory but is running outside a kickoff of a crew attached with "
+                    "CrewAIMemory.attach (a crew never attached, or an agent run on its own); "
+                    "attach the crew and kick it off", source="CrewAI crew")
+            return None
+        return kickoff, self.runtime.open(kickoff.identity)
 
     def before_llm_call(self, context: Any) -> None:
         """Put the session's ambient profile at the end of the system message (every call, the same
         text), record the first call's prefix, and append the host's pending search result once."""
-        session = self._running_session(context)
-        if session is None:
+        running = self._running(context, refuse=True)
+        if running is None:
             return
-        self._apply_profile(session, context)
+        kickoff, session = running
+        self._apply_profile(kickoff, session, context)
         with self._lock:
-            result = self._pending.pop(str(context.crew.id), None)
+            result, kickoff.pending = kickoff.pending, None
         if result is None:
             return
         call_id = f"{AUTO_CALL_PREFIX}{result['search_id']}"
@@ -219,13 +324,12 @@ class CrewAIMemory:
             {"id": call_id, "type": "function", "function": {"name": SEARCH_TOOL, "arguments": arguments}}]})
         context.messages.append({"role": "tool", "tool_call_id": call_id, "name": SEARCH_TOOL, "content": format_tool_result(result)})
 
-    def _apply_profile(self, session: "Session", context: Any) -> None:
+    def _apply_profile(self, kickoff: _Kickoff, session: "Session", context: Any) -> None:
         # The policy is already in the system prompt (the equipped agent's backstory); the profile
         # is per session, so it is added here, after the policy, to the system message CrewAI
         # rebuilt for this kickoff (a message that already ends with it is left alone).
         profile = self.runtime.profile_text(session)
         messages = context.messages
-        crew_id = str(context.crew.id)
         index = next((i for i, m in enumerate(messages) if isinstance(m, dict) and m.get("role") == "system"), None)
         if profile:
             if index is None:
@@ -233,72 +337,28 @@ class CrewAIMemory:
                 index = 0
             else:
                 text = str(messages[index].get("content") or "")
-                with self._lock:
-                    previous = self._applied.get(crew_id)
+                previous = kickoff.applied
                 if previous and previous != profile and text.endswith(previous):
                     # a record was forgotten mid-kickoff: its erased block replaces the old one
                     text = text[: -len(previous)].rstrip("\n")
                 if not text.endswith(profile):
                     messages[index] = {**messages[index], "content": f"{text}\n\n{profile}" if text else profile}
-            with self._lock:
-                self._applied[crew_id] = profile
+            kickoff.applied = profile
         system_text = str(messages[index].get("content") or "") if index is not None else ""
-        self.runtime.note_model_call(session, system_text, lambda: _tool_definitions(getattr(context.agent, "tools", None)))
+        self.runtime.note_model_call(session, system_text, lambda: tool_definitions(getattr(context.agent, "tools", None)))
 
     def after_llm_call(self, context: Any) -> None:
         """Record a text reply of the equipped agent as an assistant turn."""
-        session = self._running_session(context)
-        if session is not None and isinstance(context.response, str):
-            self.runtime.record_turn(session, "assistant", context.response)
+        running = self._running(context)
+        if running is not None and isinstance(context.response, str):
+            self.runtime.record_turn(running[1], "assistant", context.response)
 
     def after_tool_call(self, context: Any) -> None:
         """Record the result of a non-memory tool of the equipped agent as a tool turn."""
-        session = self._running_session(context)
-        if session is not None and context.tool_name not in MEMORY_TOOL_NAMES and context.tool_result is not None:
-            self.runtime.record_turn(session, "tool", f"{context.tool_name}: {context.tool_result}")
+        running = self._running(context)
+        if running is not None and context.tool_name not in MEMORY_TOOL_NAMES and context.tool_result is not None:
+            self.runtime.record_turn(running[1], "tool", f"{context.tool_name}: {context.tool_result}")
 
-
-def _tool_definitions(tools: Any) -> list[dict[str, Any]]:
-    """An agent's tools as name, description and JSON-schema parameters (for the record)."""
-    out = []
-    for tool in tools or []:
-        schema = getattr(tool, "args_schema", None)
-        try:
-            parameters = schema.model_json_schema() if schema is not None else {}
-        except Exception:  # noqa: BLE001 - a tool whose schema cannot be rendered: keep its name
-            parameters = {}
-        out.append({"name": getattr(tool, "name", str(tool)), "description": getattr(tool, "description", ""),
-                    "parameters": parameters})
-    return out
-
-
-# CrewAI's model and tool hooks are process-wide; one set is registered, and it forwards to every
-# live adapter (each ignores crews it was not attached to).
-_ADAPTERS: "weakref.WeakSet[CrewAIMemory]" = weakref.WeakSet()
-_hooks_registered = False
-_hooks_lock = threading.Lock()
-
-
-def _register_hooks(adapter: CrewAIMemory) -> None:
-    global _hooks_registered
-    with _hooks_lock:
-        _ADAPTERS.add(adapter)
-        if _hooks_registered:
-            return
-
-        def before_llm(context: Any) -> None:
-            for each in list(_ADAPTERS):
-                each.before_llm_call(context)
-
-        def after_llm(context: Any) -> None:
-            for each in list(_ADAPTERS):
-                each.after_llm_call(context)
-
-        def after_tool(context: Any) -> None:
-            for each in list(_ADAPTERS):
-                each.after_tool_call(context)
-
-        register_before_llm_call_hook(before_llm)
-        register_after_llm_call_hook(after_llm)
-        register_after_tool_call_hook(after_tool)
-        _hooks_registered = True
+    def execution_end(self, context: Any) -> None:
+        """CrewAI's end of a kickoff (also a failed one): forget the kickoff."""
+        self._finish(get_crew_context())

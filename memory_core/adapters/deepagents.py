@@ -107,9 +107,16 @@ class DeepAgentsMemory:
 
     def end_session(self, config: Mapping[str, Any] | str) -> str | None:
         """End the conversation (a run config or a session id): fires ``session_ended`` and queues
-        extraction; returns the extraction run id."""
-        session_id = config if isinstance(config, str) else self.identity(config).session_id
-        return self.runtime.end(session_id)
+        extraction; returns the extraction run id. A later run on the same thread continues it in a
+        new memory session (``<id>+2``, ...; docs/adapters.md)."""
+        return self.runtime.end(self._conversation(config))
+
+    def conversation_sessions(self, config: Mapping[str, Any] | str) -> list[str]:
+        """The ids of the memory sessions a conversation (a run config or a session id) has had, first part first."""
+        return self.runtime.conversation_sessions(self._conversation(config))
+
+    def _conversation(self, config: Mapping[str, Any] | str) -> str:
+        return config if isinstance(config, str) else self.identity(config).session_id
 
     # -- tools ----------------------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ calls back, which is how CrewAI drives real function-calling models.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 from typing import Any
@@ -44,6 +45,14 @@ class ScriptedLLM(BaseLLM):
             return [{"id": f"call_{next(self._ids)}", "type": "function",
                      "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)}} for name, args in reply.calls]
         raise TypeError(f"a scripted reply must be Say or Call, got {type(reply).__name__}")
+
+    async def acall(self, messages: Any, tools: list[dict[str, Any]] | None = None, callbacks: Any = None,
+                    available_functions: dict[str, Any] | None = None, from_task: Any = None, from_agent: Any = None,
+                    response_model: Any = None) -> Any:
+        """The same reply, for CrewAI's native async kickoffs (``akickoff``); played in a worker
+        thread so a reply that waits for another run does not hold up the event loop."""
+        return await asyncio.to_thread(self.call, messages, tools, callbacks, available_functions, from_task, from_agent,
+                                       response_model)
 
     def supports_function_calling(self) -> bool:
         return True

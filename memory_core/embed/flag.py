@@ -39,6 +39,11 @@ class FlagDenseEmbedder:
         path = Path(model_path)
         if not path.is_dir():
             raise EmbedderUnavailableError(f"model directory {path} does not exist", path=str(path))
+        from ..extras import install_hint, missing_modules
+
+        if missing_modules(["FlagEmbedding"]):
+            raise EmbedderUnavailableError(f"the bge-m3 embedder cannot run without FlagEmbedding, which is not installed: {install_hint('bge')}",
+                                           extra="bge")
         try:
             from FlagEmbedding import BGEM3FlagModel
         except ImportError as exc:

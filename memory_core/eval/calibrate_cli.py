@@ -35,6 +35,14 @@ def run(args: argparse.Namespace) -> int:
     from .locomo import load_locomo
     from .locomo_run import ask_all, build_store
 
+    from ..store.urls import file_path
+
+    # the paths are checked before the long run, not at its end
+    output = file_path(args.json, field="--json", what="a file to write the report to") if args.json else None
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+    if args.scratch:
+        file_path(args.scratch, field="--scratch", what="a directory for the scratch store")
     began = time.perf_counter()
     conversations = load_locomo(args.dataset, limit=args.limit)
     folds = [{user_id_for(c) for i, c in enumerate(conversations) if i % 2 == k} for k in (0, 1)]
@@ -63,8 +71,8 @@ def run(args: argparse.Namespace) -> int:
     print("currently configured: " + ", ".join(f"{n} {_value(getattr(current, n))}" for n in ALL_FLOORS))
     for name in ALL_FLOORS:
         print(f"MEMORY_RETRIEVAL__{name.upper()}={_value(report['recommended'][name])}")
-    if args.json:
-        Path(args.json).write_text(json.dumps({"embedder": embedder, **report}, indent=1, default=str) + "\n")
+    if output is not None:
+        output.write_text(json.dumps({"embedder": embedder, **report}, indent=1, default=str) + "\n")
     return 0
 
 

@@ -1,10 +1,12 @@
-"""Extractor and reviewer backed by an Anthropic model (Claude Haiku 4.5 class).
+"""Extractor and reviewer backed by a hosted or served model (Claude Haiku 4.5 class, or any model
+behind an OpenAI-compatible server).
 
-Both send one request through :class:`memory_core.llm.anthropic_client.StructuredLLM`, which
-validates the reply against the pydantic models in :mod:`.models`. A timeout, API error or
-invalid reply raises ExternalServiceError; the runner turns that into a failed, retryable
-attempt with nothing written. The prompts ask for conservative output, but no rule depends on
-the model obeying them: evidence, dates, source kinds and revision limits are enforced in code.
+Both send one request through the :class:`~memory_core.llm.LanguageModel` their role was given
+(:mod:`memory_core.llm.factory` chooses it from settings), which validates the reply against the
+pydantic models in :mod:`.candidates`. A timeout, API error or invalid reply raises
+ExternalServiceError; the runner turns that into a failed, retryable attempt with nothing written.
+The prompts ask for conservative output, but no rule depends on the model obeying them: evidence,
+dates, source kinds and revision limits are enforced in code.
 """
 
 from __future__ import annotations
@@ -48,26 +50,28 @@ A revision may change only "content" and the temporal fields (or list fields to 
 Give a one-sentence "reason"."""
 
 
-class AnthropicExtractor:
+class ModelExtractor:
     """Proposes candidates and a summary with one structured-output request."""
-
-    name = "anthropic"
 
     def __init__(self, llm, *, timeout_s: float, max_tokens: int) -> None:
         self.llm = llm
+        self.name = getattr(llm, "provider", "anthropic")  # the run log shows provider:model
         self.timeout_s = timeout_s
         self.max_tokens = max_tokens
 
     def prompt(self, transcript: Transcript) -> str:
         targets = ", ".join(sorted(transcript.write_targets)) or "personal"
+        part = (f"This is one part of a long session ({transcript.part}); the other parts are read separately, "
+                "so propose only what these turns state.\n\n") if transcript.part else ""
         return (
             f"Session {transcript.session_id}, started {format_ts(transcript.started_at)}; agent "
             f"{transcript.agent_id}, user {transcript.user_id}. Write targets: {targets}.\n\n"
-            f"TRANSCRIPT:\n{transcript.render()}"
+            f"{part}TRANSCRIPT:\n{transcript.render()}"
         )
 
     def extract(self, transcript: Transcript) -> tuple[ExtractionOutput, dict]:
-        """Raises ExternalServiceError on timeout, API error or a reply that fails validation."""
+        """Raises ExternalServiceError on timeout, API error or a reply that fails validation (kind
+        ``output_too_large`` when the reply was cut at the token limit: the runner then splits the part)."""
         output = self.llm.ask(system=EXTRACTOR_SYSTEM, prompt=self.prompt(transcript), schema=ExtractionOutput,
                               max_tokens=self.max_tokens, timeout=self.timeout_s)
         return output, {"model": getattr(self.llm, "model", None), "prompt_turns": len(transcript.turns)}
@@ -77,13 +81,12 @@ def _candidate_view(candidate: Candidate) -> dict:
     return candidate.model_dump(exclude_none=True)
 
 
-class AnthropicReviewer:
+class ModelReviewer:
     """Reviews one candidate per request; fails closed (raises) on any model failure."""
-
-    name = "anthropic"
 
     def __init__(self, llm, *, timeout_s: float, max_tokens: int = 800) -> None:
         self.llm = llm
+        self.name = getattr(llm, "provider", "anthropic")
         self.timeout_s = timeout_s
         self.max_tokens = max_tokens
 
@@ -104,3 +107,8 @@ class AnthropicReviewer:
         """Raises ExternalServiceError on timeout, API error or invalid output."""
         return self.llm.ask(system=REVIEWER_SYSTEM, prompt=self.prompt(item), schema=ReviewDecision,
                             max_tokens=self.max_tokens, timeout=self.timeout_s)
+
+
+# The names from before other providers existed (hosts and tests import them).
+AnthropicExtractor = ModelExtractor
+AnthropicReviewer = ModelReviewer

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 from ..clock import parse_ts
 from ..errors import NotFoundError
 from ..store.db import Store, loads
-from .anthropic import AnthropicExtractor, AnthropicReviewer
+from .anthropic import ModelExtractor, ModelReviewer
 from .candidates import ExtractionOutput, ReviewDecision, ReviewItem, Transcript, Turn
 from .offline import OfflineExtractor, OfflineReviewer
 
@@ -33,6 +33,10 @@ class Reviewer(Protocol):
     def review(self, item: ReviewItem) -> ReviewDecision: ...
 
 
+def _role_llm(deps: ExtractionDeps, role: str):
+    return getattr(deps.models, role) if deps.models is not None else deps.llm
+
+
 def _hosted(choice: str, llm) -> tuple[bool, str | None]:
     if choice == "offline":
         return False, None
@@ -42,22 +46,24 @@ def _hosted(choice: str, llm) -> tuple[bool, str | None]:
 
 
 def build_extractor(deps: ExtractionDeps) -> Extractor:
-    """The configured extractor (offline unless settings and an API key say otherwise)."""
+    """The configured extractor (offline unless settings, and a key or a server, say otherwise)."""
     settings = deps.settings
-    hosted, note = _hosted(settings.extractor, deps.llm)
+    llm = _role_llm(deps, "extractor")
+    hosted, note = _hosted(settings.extractor, llm)
     if hosted:
-        return AnthropicExtractor(deps.llm, timeout_s=settings.extractor_timeout_s, max_tokens=settings.extractor_max_tokens)
+        return ModelExtractor(llm, timeout_s=settings.extractor_timeout_s, max_tokens=settings.extractor_max_tokens)
     extractor = OfflineExtractor()
     extractor.fallback_note = note  # type: ignore[attr-defined]
     return extractor
 
 
 def build_reviewer(deps: ExtractionDeps) -> Reviewer:
-    """The configured reviewer (offline unless settings and an API key say otherwise)."""
+    """The configured reviewer (offline unless settings, and a key or a server, say otherwise)."""
     settings = deps.settings
-    hosted, note = _hosted(settings.reviewer, deps.llm)
+    llm = _role_llm(deps, "reviewer")
+    hosted, note = _hosted(settings.reviewer, llm)
     if hosted:
-        return AnthropicReviewer(deps.llm, timeout_s=settings.reviewer_timeout_s)
+        return ModelReviewer(llm, timeout_s=settings.reviewer_timeout_s)
     reviewer = OfflineReviewer(deps.judge)
     reviewer.fallback_note = note  # type: ignore[attr-defined]
     return reviewer

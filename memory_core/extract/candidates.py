@@ -60,10 +60,19 @@ class SummaryProposal(_Strict):
     evidence_turn: int | None = Field(None, ge=0)
 
 
-class ExtractionOutput(_Strict):
-    """What an extractor returns for one transcript."""
+# The most candidates one model reply is asked for (the schema a model sees says so). A reply is
+# not refused for holding more: the runner splits the transcript part and asks again, so a long
+# transcript is extracted in parts instead of failing (memory_core/extract/parts.py).
+MAX_REPLY_CANDIDATES = 100
 
-    candidates: list[Candidate] = Field(default_factory=list, max_length=100)
+
+class ExtractionOutput(_Strict):
+    """What an extractor returns for one transcript (or one part of it)."""
+
+    candidates: list[Candidate] = Field(
+        default_factory=list, json_schema_extra={"maxItems": MAX_REPLY_CANDIDATES},
+        description=f"At most {MAX_REPLY_CANDIDATES} candidates; propose the clearest ones.",
+    )
     summary: SummaryProposal | None = None
 
 
@@ -117,6 +126,7 @@ class Transcript:
     write_targets: dict[str, str]
     started_at: datetime
     turns: list[Turn]
+    part: str | None = None  # "part 2 of 5 (turns 40-79)" when an extractor sees only part of the session
 
     def turn(self, number: int) -> Turn | None:
         for t in self.turns:

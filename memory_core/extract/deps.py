@@ -11,6 +11,7 @@ from ..index.vector_index import VectorIndex
 from ..ingest.evidence import Entailment
 from ..ingest.writer import WriteOutcome, WriteRequest
 from ..llm import LanguageModel
+from ..llm.factory import RoleModels
 from ..policy.grants import AccessResolver, ScopeAccess
 from ..settings import ExtractionSettings, HousekeepingSettings
 from ..store.db import Store
@@ -41,6 +42,7 @@ class ExtractionDeps:
     access: AccessResolver
     write: WriteFunction
     judge: EntailmentJudge
-    llm: LanguageModel | None = None
+    llm: LanguageModel | None = None  # the Anthropic client; used for both roles when ``models`` is not given
+    models: RoleModels | None = None  # the extractor's and the reviewer's clients, chosen from settings
     search: SearchFunction | None = None
     housekeeping: HousekeepingSettings | None = None  # log retention run by the worker's maintenance pass

@@ -9,6 +9,11 @@ simpler to reason about than idempotent per-candidate writes, and an attempt's w
 and local (no model call happens inside the transaction). A candidate that the write path
 itself refuses (say, a permission or input error) is rolled back to a savepoint and logged,
 without failing the run.
+
+The extractor reads the transcript in parts when it is long (:mod:`.parts`), so no transcript is
+too long to extract. A failed attempt is recorded with a reason a person can act on
+(:mod:`.failures`): one another attempt may cure leaves the run queued for its next attempt, one
+that would recur marks it failed at once.
 """
 
 from __future__ import annotations
@@ -20,18 +25,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..clock import format_ts
-from ..errors import ConflictError, ExternalServiceError, MemoryCoreError
+from ..errors import ConflictError, MemoryCoreError
 from ..ingest.evidence import fold
 from ..ingest.timing import StageTimer
 from ..ingest.writer import WriteRequest
 from ..policy.rules import normalise_attribute
 from ..store.db import dumps
-from . import runs
+from . import failures, runs
 from .base import build_extractor, build_reviewer, describe, load_transcript
 from .candidates import Candidate, ReviewDecision, ReviewItem, SummaryProposal, Transcript
 from .context import related_records
 from .deps import ExtractionDeps
 from .offline import offline_summary
+from .parts import PartFailed, extract_in_parts
 from .revision import apply_revision
 from .validator import Validated, Validator, locate_evidence
 
@@ -133,12 +139,12 @@ class ExtractionRunner:
                                     "chars": sum(len(t.content) for t in transcript.turns)}
             stage = "extractor"
             with timer.stage("extractor"):
-                output, info = self.extractor.extract(transcript)
+                output, info = extract_in_parts(self.extractor, transcript, max_chars=self.settings.part_max_chars,
+                                                cap=self.settings.max_candidates, between=lambda: self._keep_lease(held, lease))
             detail["extractor"] = info
+            if info.get("dropped_over_limit"):
+                detail["dropped_over_limit"] = info["dropped_over_limit"]
             proposed = output.candidates
-            if len(proposed) > self.settings.max_candidates:
-                detail["dropped_over_limit"] = len(proposed) - self.settings.max_candidates
-                proposed = proposed[: self.settings.max_candidates]
             validator = Validator(deps.judge, transcript, access, held.run_id)
             items = [Item(i, "fact", c) for i, c in enumerate(proposed)]
             with timer.stage("evidence_check"):
@@ -166,17 +172,18 @@ class ExtractionRunner:
             self._after_rollback(state)
             self._record_failure(held, items, timer, detail, f"lease lost: {exc}", lease_lost=True)
             return "lease_lost"
-        except Exception as exc:  # every failure is logged on the run and leaves it retryable
+        except Exception as exc:  # every failure is logged on the run with a reason a person can act on
             self._after_rollback(state)
-            if isinstance(exc, ExternalServiceError):
-                message = f"{stage} failed ({exc.details.get('kind', 'error')}): {exc.message}"
-            elif isinstance(exc, MemoryCoreError):
-                message = f"{stage} failed: {exc.message}"
-            else:
-                log.exception("extraction run %s attempt %s failed", held.run_id, held.attempt)
-                message = f"{stage} failed: {type(exc).__name__}: {exc}"
-            detail["failed_stage"] = stage
-            return self._record_failure(held, items, timer, detail, message)
+            part = None
+            if isinstance(exc, PartFailed):
+                part, exc = exc.part, exc.error
+            if not isinstance(exc, MemoryCoreError):
+                log.error("extraction run %s attempt %s failed", held.run_id, held.attempt, exc_info=exc)
+            again = failures.retryable(exc)
+            detail["failed_stage"], detail["retryable"] = stage, again
+            if part:
+                detail["failed_part"] = part
+            return self._record_failure(held, items, timer, detail, failures.describe(stage, exc, part), retryable=again)
 
     # -- steps ---------------------------------------------------------------------------------
 
@@ -349,7 +356,8 @@ class ExtractionRunner:
         if state["writes_started"]:
             self.deps.index.rebuild()
 
-    def _record_failure(self, held, items, timer: StageTimer, detail, message: str, lease_lost: bool = False) -> str:
+    def _record_failure(self, held, items, timer: StageTimer, detail, message: str, lease_lost: bool = False,
+                        retryable: bool = True) -> str:
         deps = self.deps
         now_dt = deps.clock.now()
         now = format_ts(now_dt)
@@ -363,8 +371,9 @@ class ExtractionRunner:
             status = "lease_lost"
             if not lease_lost and runs.holds(conn, held):
                 runs.log_candidates(conn, held, rows)
-                status = runs.mark_failed_attempt(deps.store, conn, held, now_dt=now_dt, error=message,
-                                                  backoff_s=self.settings.retry_backoff_s, max_attempts=self.settings.max_attempts)
+                status, _ = runs.mark_failed_attempt(deps.store, conn, held, now_dt=now_dt, error=message,
+                                                     backoff_s=self.settings.retry_backoff_s,
+                                                     max_attempts=self.settings.max_attempts, retryable=retryable)
             runs.finish_attempt(conn, held, outcome="failed" if status != "lease_lost" else "lease_lost", at=now, error=message,
                                 extractor=describe(self.extractor), reviewer=describe(self.reviewer), stages=stages, detail=detail)
         return status

@@ -19,6 +19,7 @@ from .. import display
 from ..clock import Clock, format_ts
 from ..errors import ConflictError, NotFoundError
 from ..ids import new_id
+from ..inputs import loggable
 from ..store.db import Store, dumps, loads
 from ..store.paging import Where, count_rows, select_page
 
@@ -123,7 +124,7 @@ def renew(store: Store, clock: Clock, held: Claim, lease_s: float) -> None:
 
 def log_candidates(conn, held: Claim, rows: list[dict[str, Any]]) -> None:
     """Store one attempt's candidate log (inside the caller's transaction)."""
-    for row in rows:
+    for row in loggable(rows):  # outside text (model output, errors quoting it) must not fail the log
         conn.execute(
             "INSERT OR REPLACE INTO extraction_candidates (run_id, idx, attempt, candidate, verdict, review, outcome, record_id, detail) "
             "VALUES (?,?,?,?,?,?,?,?,?)",
@@ -134,6 +135,7 @@ def log_candidates(conn, held: Claim, rows: list[dict[str, Any]]) -> None:
 
 def finish_attempt(conn, held: Claim, *, outcome: str, at: str, error: str | None, extractor: str | None,
                    reviewer: str | None, stages: dict, detail: dict) -> None:
+    error, detail = loggable([error, detail])  # an error message may quote unstorable text
     conn.execute(
         "UPDATE extraction_attempts SET outcome = ?, finished_at = ?, error = ?, extractor = ?, reviewer = ?, stages = ?, detail = ? "
         "WHERE run_id = ? AND attempt = ?",
@@ -141,20 +143,33 @@ def finish_attempt(conn, held: Claim, *, outcome: str, at: str, error: str | Non
     )
 
 
-def mark_failed_attempt(store: Store, conn, held: Claim, *, now_dt, error: str, backoff_s: float, max_attempts: int) -> str:
-    """Release a failed attempt: back to queued after the backoff, or failed when attempts are spent."""
+def mark_failed_attempt(store: Store, conn, held: Claim, *, now_dt, error: str, backoff_s: float, max_attempts: int,
+                        retryable: bool = True) -> tuple[str, str]:
+    """Release a failed attempt: back to queued after the backoff, or failed when its attempts are
+    spent or another attempt could not help (``retryable`` False). Returns (status, the run's error:
+    ``error`` plus what happens next)."""
     now = format_ts(now_dt)
     row = conn.execute("SELECT attempts, COALESCE(attempt_limit, ?) AS lim FROM extraction_runs WHERE id = ?", (max_attempts, held.run_id)).fetchone()
-    status = "failed" if row["attempts"] >= row["lim"] else "queued"
+    status = "failed" if not retryable or row["attempts"] >= row["lim"] else "queued"
+    not_before = now_dt + timedelta(seconds=backoff_s)
+    if status == "queued":
+        error = (f"{error} Attempt {row['attempts']} of {row['lim']} failed; the next one is due after {format_ts(not_before)} "
+                 "(a worker, `agent-memory worker`, runs it; Retry in the app runs it now).")
+    elif retryable:
+        error = (f"{error} That was the last of its {row['lim']} attempts (extraction.max_attempts); "
+                 "Retry in the app gives it one more.")
+    else:
+        error = f"{error} Not retried automatically."
+    error = loggable(error)  # an error message may quote unstorable text
     conn.execute(
         "UPDATE extraction_runs SET status = ?, error = ?, claimed_by = NULL, lease_until = NULL, not_before = ?, finished_at = ? WHERE id = ?",
-        (status, error, format_ts(now_dt + timedelta(seconds=backoff_s)) if status == "queued" else None,
+        (status, error, format_ts(not_before) if status == "queued" else None,
          now if status == "failed" else None, held.run_id),
     )
     store.append_event(conn, at=now, kind="extraction.failed" if status == "failed" else "extraction.attempt_failed",
                        actor=f"worker:{held.worker_id}", reason=error,
-                       payload={"run_id": held.run_id, "attempt": held.attempt, "status": status})
-    return status
+                       payload={"run_id": held.run_id, "attempt": held.attempt, "status": status, "retryable": retryable})
+    return status, error
 
 
 def request_retry(store: Store, clock: Clock, run_id: str, *, actor: str, max_attempts: int) -> dict:
@@ -199,6 +214,11 @@ def list_runs(store: Store, *, status: str | None = None, session_id: str | None
 def count_runs(store: Store, *, status: str | None = None, session_id: str | None = None) -> int:
     """How many runs :func:`list_runs` pages through with these filters."""
     return count_rows(store, "extraction_runs r", Where().equal("r.status", status).equal("r.session_id", session_id))
+
+
+def count_waiting_after_failure(store: Store) -> int:
+    """Queued runs whose last attempt failed (they wait for a worker or a person's Retry)."""
+    return store.scalar("SELECT COUNT(*) FROM extraction_runs WHERE status = 'queued' AND error IS NOT NULL") or 0
 
 
 @dataclass

@@ -66,7 +66,9 @@ class Bundle:
 
 def load_bundle(path: str | Path | None = None) -> Bundle:
     """Read and validate a bundle file (InvalidInputError naming what is wrong)."""
-    path = Path(path) if path is not None else default_bundle_path()
+    from ..store.urls import file_path
+
+    path = file_path(path, field="bundle", what="a fitness bundle file") if path is not None else default_bundle_path()
     try:
         raw = path.read_bytes()
         data = json.loads(raw)

@@ -32,13 +32,26 @@ OFFLINE = "offline-rules"
 
 
 def decider_name(service: "MemoryService", settings: HostMemorySettings | None = None) -> str:
-    """'offline-rules' or 'anthropic:<model>': which decider these settings run (what a fitness
-    result must have been recorded for). ``anthropic`` without a configured key runs the rules."""
-    choice = (settings or service.settings.host_memory).decider
-    llm = getattr(service, "llm", None)
-    if choice != "offline" and llm is not None:
-        return f"anthropic:{llm.model}"
+    """'offline-rules', 'anthropic:<model>' or 'openai_compatible:<model>': which decider these settings
+    run (what a fitness result must have been recorded for). ``anthropic`` without a key runs the rules."""
+    llm = _decider_llm(service, settings)
+    if llm is not None:
+        return f"{getattr(llm, 'provider', 'anthropic')}:{llm.model}"
     return OFFLINE
+
+
+def _decider_llm(service: "MemoryService", settings: HostMemorySettings | None):
+    """The client the decider setting picks (None: the rules): the service's host-memory client
+    when its provider is the one asked for, else (``anthropic``/``auto``) the service's Anthropic client."""
+    settings = settings or service.settings.host_memory
+    if settings.decider == "offline":
+        return None
+    want = "openai_compatible" if settings.decider == "openai_compatible" else "anthropic"
+    models = getattr(service, "models", None)
+    chosen = models.host_memory if models is not None else None
+    if chosen is not None and getattr(chosen, "provider", "anthropic") == want:
+        return chosen
+    return getattr(service, "llm", None) if want == "anthropic" else None
 
 
 def tool_result_text(result: dict[str, Any]) -> str:
@@ -81,7 +94,8 @@ class HostMemory:
         self.decider = decider_name(service, self.settings)
         self.gap_finder = OfflineGapFinder()
         self.comparison = OfflineComparison(self.settings.min_cosine)
-        self.model = ModelDecider(service.llm, self.settings.timeout_s) if self.decider != OFFLINE else None
+        llm = _decider_llm(service, self.settings)
+        self.model = ModelDecider(llm, self.settings.timeout_s) if llm is not None else None
 
     def decide(self, session: "Session", user_text: str) -> Decision:
         """Decide and log what to issue for the user turn ``user_text`` (already recorded)."""

@@ -177,7 +177,7 @@ def run_fitness(service: "MemoryService", *, bundle: Bundle | None = None, bundl
     scores: dict[str, SplitScore] = {}
     with tempfile.TemporaryDirectory(prefix="fitness-") as tmp:
         world = MemoryService.open(Path(tmp) / "fitness.sqlite", service.settings, clock=FixedClock(bundle.start),
-                                   embedder=service.embedder, llm=service.llm)
+                                   embedder=service.embedder, llm=service.llm, models=service.models)
         try:
             ids = build_world(world, bundle)
             host = HostMemory(world)

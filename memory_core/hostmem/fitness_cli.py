@@ -23,11 +23,11 @@ def add_arguments(parser: argparse.ArgumentParser, default_path: str) -> None:
     show.set_defaults(fn=cmd_fitness_show)
 
 
-def _open(args):
+def _open(args, *, read_only: bool = False):
     from ..service import MemoryService
     from ..settings import load_settings
 
-    return MemoryService.open(args.path, load_settings())
+    return MemoryService.open(args.path, load_settings(), read_only=read_only)
 
 
 def cmd_fitness_run(args) -> int:
@@ -53,7 +53,7 @@ def cmd_fitness_show(args) -> int:
     from ..errors import HostMemoryNotQualifiedError
     from .fitness import fitness_results, require_fitness
 
-    with _open(args) as service:
+    with _open(args, read_only=True) as service:  # show only looks: it never creates or migrates a store
         for row in fitness_results(service, args.limit):
             print(f"{row['at']}  {'pass' if row['passed'] else 'FAIL'}  {row['bundle_version']}  {row['decider']}  "
                   f"{row['embed_model']}  {row['fingerprint'][:12]}  {row['id']}")

@@ -1,5 +1,5 @@
-"""The model decider: the Anthropic model names the gaps, drafts an answer without memory, and says
-which candidate records would improve that draft.
+"""The model decider: the host-memory role's model (Anthropic or OpenAI-compatible) names the gaps,
+drafts an answer without memory, and says which candidate records would improve that draft.
 
 Two requests at most per user turn: one for gaps plus the draft, and, only when a gap search found
 a candidate that passed the hard checks, one comparison. Any failure (timeout, invalid output)
@@ -56,12 +56,12 @@ class CompareReply(BaseModel):
 
 
 class ModelDecider:
-    """Gaps and draft comparison through a :class:`~memory_core.llm.anthropic_client.StructuredLLM`."""
+    """Gaps and draft comparison through the host-memory role's :class:`~memory_core.llm.LanguageModel`."""
 
     def __init__(self, llm, timeout_s: float) -> None:
         self.llm = llm
         self.timeout_s = timeout_s
-        self.name = f"anthropic:{llm.model}"
+        self.name = f"{getattr(llm, 'provider', 'anthropic')}:{llm.model}"
         self.draft: str | None = None
 
     def find(self, turn: str, conversation: str, max_gaps: int) -> tuple[list[Gap], str, str | None]:

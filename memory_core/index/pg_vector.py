@@ -297,7 +297,11 @@ class PgVectorIndex:
 
     def _maybe_build_ann(self, wait: bool = False) -> None:
         if self._building is not None and self._building.is_alive():
-            return
+            if not wait:
+                return
+            # a build already under way (started at open, say) is the one to wait for; then look
+            # again, since it may have been of a kind or size that is no longer wanted
+            self._building.join()
         lists = self.ann_lists()
         self._checked_at = time.monotonic()
         live = self.count()

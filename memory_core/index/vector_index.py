@@ -64,18 +64,19 @@ class VectorIndex:
         self._save_ann = save
         self._attach()
 
-    def keep_vector_file(self, identity: dict, *, min_records: int, use: bool = True) -> None:
+    def keep_vector_file(self, identity: dict, *, min_records: int, use: bool = True, write: bool = True) -> None:
         """Keep this index's state in ``<store>.vectors`` (keyed by the embedder ``identity``) once
         the store holds ``min_records`` vectors, and open from it (:mod:`.warm_start`).
 
         With ``use`` off the file is neither read nor written, but this process still erases it
-        when it sees a record forgotten (another process may have written it).
+        when it sees a record forgotten (another process may have written it). With ``write`` off (a
+        read-only open) a usable file is read, and nothing next to the store is written or removed.
         """
         path = getattr(self.store, "path", None)
         if path is None or str(path) == ":memory:":
             return
         self.keeper = VectorFileKeeper(self, VectorFile(f"{path}.vectors", {**identity, "dim": self.dim}), Path(path),
-                                       min_records=min_records, use=use)
+                                       min_records=min_records, use=use, write=write)
 
     def _attach(self) -> None:
         if self.ann_file is not None and self._save_ann and hasattr(self.backend, "persistence"):

@@ -53,12 +53,14 @@ class VectorFileKeeper:
     ``index`` is the :class:`~.vector_index.VectorIndex` that owns this keeper (not imported here:
     the index imports this module)."""
 
-    def __init__(self, index: Any, file: VectorFile, store_path: Path, *, min_records: int, use: bool = True) -> None:
+    def __init__(self, index: Any, file: VectorFile, store_path: Path, *, min_records: int, use: bool = True,
+                 write: bool = True) -> None:
         self.index = index
         self.file = file
         self.store_path = store_path
         self.min_records = min_records
         self.use = use
+        self.write = write  # off for a read-only open: read a usable file, write and remove nothing
         self.file_version: int | None = None  # the version of the file this process read or wrote
         self.wanted = False  # a write is due but could not start yet
         self.last_load: dict = {}  # how the last open went (benchmarks and tests read it)
@@ -161,7 +163,8 @@ class VectorFileKeeper:
 
     def _refuse(self, why: str, warn: bool = False) -> bool:
         (log.warning if warn else log.info)("vector file %s not used (%s); loading from the store", self.file.path, why)
-        self.file.discard(why)
+        if self.write:
+            self.file.discard(why)
         self.last_load = {"used": False, "why": why}
         self.index._reset()
         return False
@@ -175,13 +178,14 @@ class VectorFileKeeper:
 
     def forgotten(self, seqs: list[int], why: str) -> None:
         """Records were forgotten (or the store reset): erase the file now, write a new one later."""
-        self.file.erase(seqs, why)
+        if self.write:
+            self.file.erase(seqs, why)
         self.file_version = None
         self.wanted = self.use
 
     def after_changes(self) -> None:
         """Start a write when one is due (see the module docstring); cheap when none is."""
-        if not self.use:
+        if not (self.use and self.write):
             return
         index = self.index
         count = index.count()
@@ -221,6 +225,8 @@ class VectorFileKeeper:
     def write_now(self, progress=None) -> dict:
         """Write the file at once on this thread (benchmarks, tests, an operator's tool); returns
         what happened. Refused (``{"written": False}``) in the states the background writer skips."""
+        if not self.write:
+            return {"written": False, "why": "the store is open read-only"}
         with self._guard:
             snap = self._snapshot()
             if snap is None:

@@ -95,8 +95,9 @@ class _Verdict(BaseModel):
     reason: str = Field(max_length=500)
 
 
-class AnthropicEntailmentJudge:
-    """Asks the configured Anthropic model whether the quote supports the content."""
+class ModelEntailmentJudge:
+    """Asks the entailment role's model (Anthropic or OpenAI-compatible) whether the quote supports
+    the content; falls back to the offline check when the model fails."""
 
     SYSTEM = (
         "You check evidence for a memory system. Decide whether the QUOTE, said by the user or returned "
@@ -117,4 +118,7 @@ class AnthropicEntailmentJudge:
             result = self._fallback.judge(quote, content)
             result.reason = f"hosted judge unavailable ({exc.message}); offline: {result.reason}"
             return result
-        return Entailment(verdict.entailed, verdict.reason, judge="anthropic")
+        return Entailment(verdict.entailed, verdict.reason, judge=getattr(self._llm, "provider", "anthropic"))
+
+
+AnthropicEntailmentJudge = ModelEntailmentJudge  # the name from before other providers existed

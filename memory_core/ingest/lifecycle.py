@@ -43,6 +43,8 @@ class Lifecycle:
         counts toward promotion only from another session and with ``evidence`` found in that
         session's transcript (a user or tool turn): the rule is ``policy.rules.is_independent``.
         """
+        check_text(reason, "reason")
+        check_text(evidence, "evidence")
         now_dt = self.clock.now()
         with self.store.transaction() as conn:
             record = fetch_record(conn, record_id)
@@ -74,14 +76,20 @@ class Lifecycle:
             return plan_erasure(self.store.conn, record)
 
     def forget(self, record_id: str, *, actor: str, reason: str) -> list[str]:
-        """Tombstone a record and the earlier versions of its lineage and erase them everywhere.
+        """Tombstone a record and the earlier versions of its lineage, and every live record that
+        states the same fact from the same evidence, and erase them everywhere (:meth:`erase`).
+        Returns the ids tombstoned."""
+        return self.erase(record_id, actor=actor, reason=reason).record_ids
+
+    def erase(self, record_id: str, *, actor: str, reason: str) -> ErasurePlan:
+        """Forget ``record_id`` and return the plan applied (each record with why it went).
 
         One transaction erases what :func:`plan_erasure` finds (records, transcript spans,
         summaries, candidates, logs, entity names), deletes the FTS rows and merges the FTS
         index so the terms leave its pages (rebuilding it every ``housekeeping.fts_rebuild_every``
         forgets, see docs/store.md). Afterwards the WAL is truncated without waiting for
         readers; if a reader's snapshot still needs the old pages, a background retry erases
-        them as soon as it lets go. Returns the ids tombstoned.
+        them as soon as it lets go.
         """
         if not reason or not reason.strip():
             raise InvalidInputError("forgetting a record needs a reason", field="reason")
@@ -106,7 +114,7 @@ class Lifecycle:
                 self._erase_fts_terms(conn)
         self.index.refresh()
         self.store.erase_soon(self.housekeeping.erase_retry_s)
-        return plan.record_ids
+        return plan
 
     def _erase_fts_terms(self, conn) -> None:
         # Deleting an FTS5 row only adds a tombstone segment; the terms stay in the older
@@ -131,6 +139,7 @@ class Lifecycle:
         """A reviewer's decision that a review_due flag needs no change to the record."""
         if not reason or not reason.strip():
             raise InvalidInputError("clearing a review flag needs a reason", field="reason")
+        check_text(reason, "reason")
         now = self._now()
         with self.store.transaction() as conn:
             record = fetch_record(conn, record_id)
@@ -195,6 +204,7 @@ class Lifecycle:
         """Merge ``source_id`` into ``target_id`` in one audited transaction; returns the preview applied."""
         if not reason or not reason.strip():
             raise InvalidInputError("a merge needs a reason", field="reason")
+        check_text(reason, "reason")
         now = self._now()
         with self.store.transaction() as conn:
             preview = self.merge_preview(source_id, target_id)

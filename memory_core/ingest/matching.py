@@ -12,19 +12,30 @@ wording) about the same subject, or both have no subject:
 Otherwise, same-subject records with a different claim are superseded when the new source rank
 is equal or higher (the highest-rank, most recent one becomes the lineage parent) and are
 conflicts otherwise.
+
+Separately, two records **state the same fact** (:func:`states_same_fact`) when they are one
+observation saved twice, say by the model's ``memory_write`` and again by session-end extraction
+under another attribute: same owner scope, the same words (:func:`fact_text`), and the same
+evidence (the same source session, and the same transcript turn unless one of them has none).
+A write restating such a record of its own type reinforces it whatever its subject
+(:func:`find_same_fact`), and a forget reaches every live record stating the same fact
+(``ingest/erasure.py``).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from ..policy.claims import compare_claims
+from ..policy.text import fold
 from ..policy.rules import SOURCE_RANK, may_supersede
 from ..policy.scopes import Scope
 from ..settings import WriteSettings
 from ..store.records import LIVE_STATUSES, Record, fetch_records
 
 NEIGHBOURS = 5  # near-duplicate candidates compared by claim before giving up
+_SENTENCE_END = " .!?;:\u2026"  # trailing punctuation that does not change what a sentence states
 
 
 @dataclass
@@ -104,3 +115,68 @@ def classify_contradictions(match: Match, live_on_subject: list[Record], source_
     match.supersede = replaced
     match.conflicts = [old.id for old in live_on_subject if not may_supersede(source_kind, old.source_kind)]
     return match
+
+
+# -- the same fact, saved twice ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FactProbe:
+    """What decides whether two records state the same fact (a record's, or a write's before it is one)."""
+
+    scope: str  # "<kind>:<id>"
+    text: str  # fact_text of the content
+    source_ref: str | None  # the session (or other source) the record was written from
+    evidence_turn: int | None  # the transcript turn its quote was found in
+
+    @classmethod
+    def of(cls, record: Record) -> "FactProbe":
+        return cls(record.scope, fact_text(record.content), record.source_ref, record.evidence_turn)
+
+
+def fact_text(content: str | None) -> str:
+    """Content in the form compared for "the same fact": case, whitespace and typographic quotes
+    folded (``policy.text.fold``, the quote locator's rule) and trailing sentence punctuation dropped.
+    Nothing fuzzier: a paraphrase is a different text (see docs/write-path.md)."""
+    return fold(content or "").rstrip(_SENTENCE_END)
+
+
+def states_same_fact(a: FactProbe, b: FactProbe) -> bool:
+    """Same owner scope, the same words, and the same evidence: the same source session, and the
+    same turn unless one side has no located quote (an unevidenced write in that session)."""
+    if not a.text or a.text != b.text or a.scope != b.scope:
+        return False
+    if a.source_ref is None or a.source_ref != b.source_ref:
+        return False
+    return a.evidence_turn is None or b.evidence_turn is None or a.evidence_turn == b.evidence_turn
+
+
+def same_fact_records(conn, probe: FactProbe, *, exclude: set[str] | frozenset[str] = frozenset()) -> list[Record]:
+    """Live records (not session summaries) stating the same fact as ``probe``, oldest first
+    (one lookup on the ``records_source`` index; only the matches are read whole)."""
+    if probe.source_ref is None or not probe.text:
+        return []
+    where = "source_ref = ? AND status IN ('provisional','confirmed') AND source_kind != 'session_summary'"
+    params: list = [probe.source_ref]
+    # A long session holds many records: let SQL drop those missing one of the longest words (only
+    # for ASCII text, where LIKE's case rule and casefold agree; "Straße" folds to "strasse").
+    plain = sorted(set(re.findall(r"[a-z0-9]+", probe.text)), key=len, reverse=True)[:4] if probe.text.isascii() else []
+    for word in plain:
+        where += " AND content LIKE ?"
+        params.append(f"%{word}%")
+    rows = conn.execute(f"SELECT id, content, scope_kind, scope_id, source_ref, evidence_turn FROM records WHERE {where} "
+                        "ORDER BY created_at, seq", params).fetchall()
+    ids = [r["id"] for r in rows if r["id"] not in exclude and states_same_fact(
+        probe, FactProbe(f"{r['scope_kind']}:{r['scope_id']}", fact_text(r["content"]), r["source_ref"], r["evidence_turn"]))]
+    if not ids:
+        return []
+    found = {r.id: r for r in fetch_records(conn, f"r.id IN ({','.join('?' * len(ids))})", ids, links=False)}
+    return [found[i] for i in ids if i in found]
+
+
+def find_same_fact(conn, probe: FactProbe, record_type: str) -> Record | None:
+    """The record of ``record_type`` a write restates word for word from the same evidence (the
+    first one saved), if any. Only its own type: folding an episodic write into a semantic record
+    would drop the event (a forget still takes both, see ``ingest/erasure.py``)."""
+    found = [r for r in same_fact_records(conn, probe) if r.type == record_type]
+    return found[0] if found else None

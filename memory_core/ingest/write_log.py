@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..clock import format_ts
+from ..inputs import loggable
 from ..store.db import dumps
 
 _LOG_SQL = (
@@ -17,6 +18,7 @@ _LOG_SQL = (
     "candidate, validation, stages, total_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
 MAX_LOGGED_TEXT = 4000  # a refused oversized input is logged cut, never whole
+MAX_LOGGED_DEPTH = 20  # and a refused deeply nested one cut at this depth
 
 
 def candidate_of(req) -> dict[str, Any]:
@@ -35,23 +37,39 @@ def candidate_of(req) -> dict[str, Any]:
 def insert_log_row(conn, *, at: str, operation: str, agent_id: str | None, user_id: str | None, session_id: str | None,
                    actor: str, outcome: str, record_id: str | None, status: str | None, source_kind: str | None,
                    candidate: dict, validation: dict, stages: dict, total_ms: float) -> int:
-    """Append one write-log row; returns its seq."""
+    """Append one write-log row; returns its seq.
+
+    Every text is stored in its :func:`~memory_core.inputs.loggable` form: a write refused for
+    holding a lone surrogate still leaves its row (with the character escaped).
+    """
+    texts = loggable([operation, agent_id, user_id, session_id, actor, record_id, candidate, validation])
+    operation, agent_id, user_id, session_id, actor, record_id, candidate, validation = texts
     cur = conn.execute(_LOG_SQL, (at, operation, agent_id, user_id, session_id, actor, outcome, record_id, status,
                                   source_kind, dumps(candidate), dumps(validation), dumps(stages), total_ms))
     return int(cur.lastrowid)
 
 
-def clip(value: Any) -> Any:
-    """Cut long strings (recursively) so a refused oversized input does not bloat the log."""
+def clip(value: Any, _depth: int = 0) -> Any:
+    """Cut long strings, long lists and deep nesting (recursively) so a refused oversized input
+    does not bloat the log, and a refused deeply nested one can still be logged."""
     if isinstance(value, str):
         return value if len(value) <= MAX_LOGGED_TEXT else value[:MAX_LOGGED_TEXT] + f"... [{len(value)} characters]"
-    if isinstance(value, dict):
-        return {str(k)[:200]: clip(v) for k, v in list(value.items())[:50]}
-    if isinstance(value, (list, tuple)):
-        return [clip(v) for v in list(value)[:50]]
     if value is None or isinstance(value, (int, float, bool)):
         return value
-    return clip(repr(value))
+    if _depth >= MAX_LOGGED_DEPTH:
+        return f"[nested deeper than {MAX_LOGGED_DEPTH} levels: cut]"
+    if isinstance(value, dict):
+        return {str(k)[:200]: clip(v, _depth + 1) for k, v in list(value.items())[:50]}
+    if isinstance(value, (list, tuple)):
+        return [clip(v, _depth + 1) for v in list(value)[:50]]
+    return clip(_short_repr(value))
+
+
+def _short_repr(value: Any) -> str:
+    try:
+        return repr(value)[:MAX_LOGGED_TEXT]
+    except (RecursionError, ValueError):  # a structure too deep to print
+        return f"[{type(value).__name__} that cannot be printed]"
 
 
 def refusal_validation(exc: Exception, stage: str | None) -> dict[str, Any]:

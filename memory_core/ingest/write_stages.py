@@ -16,7 +16,7 @@ from ..policy.rules import EVIDENCED_SOURCE_KINDS, INITIAL_CONFIDENCE, SOURCE_RA
 from ..store.records import LIVE_STATUSES, RECORD_TYPES, Record, fetch_record, fts_sync, insert_record, update_record
 from .entity_resolution import ENTITY_KINDS, link, principal_entity, resolve_entity
 from .evidence import ROLE_FOR_SOURCE, locate_quote
-from .matching import Match, classify_contradictions, find_same_claim, same_subject_records
+from .matching import FactProbe, Match, classify_contradictions, fact_text, find_same_claim, find_same_fact, same_subject_records
 from .procedures import check_procedure, embedding_text, render, store_procedure
 from .reinforcement import apply_reinforcement
 from .write_types import WriteContext, WriteOutcome
@@ -169,13 +169,21 @@ def find_duplicate(ctx: "WriteContext") -> None:
     ctx.match = find_same_claim(ctx.conn, ing.index, content=_claim_text(req), record_type=req.type, scope=req.scope,
                                 subject=ctx.subject, vector=ctx.vector, settings=ing.settings, live_on_subject=ctx.live_on_subject)
     ctx.notes.extend(ctx.match.notes())
+    note = "states the same claim as {id}; reinforced it instead of writing a copy"
     if ctx.match.reinforce is None:
-        return
+        # The same words from the same evidence, saved earlier under another subject (say by the
+        # model's memory_write, now by session-end extraction): one fact, so one record.
+        probe = FactProbe(req.scope.key, fact_text(_claim_text(req)), req.source_ref or req.session_id, ctx.evidence_turn)
+        ctx.match.reinforce = find_same_fact(ctx.conn, probe, req.type)
+        if ctx.match.reinforce is None:
+            return
+        where = f"session {probe.source_ref}" + (f" turn {ctx.evidence_turn}" if ctx.evidence_turn is not None else "")
+        note = "states the same fact as {id} (the same words from the same evidence, " + where + "); reinforced it instead of writing a copy"
     record = ctx.match.reinforce
     evidence = {"evidence": req.evidence, "evidence_session_id": req.session_id, "evidence_turn": ctx.evidence_turn}
     updated, plan = apply_reinforcement(ctx.conn, ing.store, record, ing.observation_for(ctx), now=ctx.now, settings=ing.settings,
                                         actor=req.actor, reason=req.operation, evidence=evidence)
-    ctx.notes.append(f"states the same claim as {record.id}; reinforced it instead of writing a copy")
+    ctx.notes.append(note.format(id=record.id))
     ctx.notes.extend(plan.notes)
     ctx.outcome = _outcome(ctx, "reinforced", updated)
     ctx.stopped = True

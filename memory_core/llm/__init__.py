@@ -1,8 +1,11 @@
-"""Hosted model access (Anthropic), shared by the entailment judge, extraction, review and rewrite.
+"""Model access for the roles that call a model: extraction, review, query rewriting, the
+host-memory decider and the entailment judge.
 
 Components depend on :class:`LanguageModel` (anything that answers a prompt with a validated
-pydantic object), never on the SDK; :func:`~memory_core.llm.anthropic_client.build_llm` builds the
-hosted one from settings and tests pass small fakes.
+pydantic object), never on an SDK. :func:`~memory_core.llm.factory.build_role_models` picks each
+role's client from settings: Anthropic's (:mod:`.anthropic_client`) or any OpenAI-compatible
+server's (:mod:`.openai_client`); tests pass small fakes. A client has ``provider`` and ``model``
+attributes, which name it in logs and fitness results.
 """
 
 from __future__ import annotations

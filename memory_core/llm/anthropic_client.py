@@ -7,20 +7,21 @@ answers like the API does, so no test touches the network.
 
 from __future__ import annotations
 
-import json
-import re
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from ..errors import ExternalServiceError
 from ..settings import AnthropicSettings
+from .structured import InvalidReply, parse_reply, schema_instruction, sendable
 
 T = TypeVar("T", bound=BaseModel)
 
 
 class StructuredLLM:
     """Sends a system + user prompt and parses the reply into a pydantic model."""
+
+    provider = "anthropic"
 
     def __init__(self, settings: AnthropicSettings, *, http_client: Any = None) -> None:
         import anthropic
@@ -42,10 +43,8 @@ class StructuredLLM:
 
     def ask(self, *, system: str, prompt: str, schema: type[T], max_tokens: int = 1024, timeout: float | None = None) -> T:
         """One request; returns the validated object or raises ExternalServiceError."""
-        instruction = (
-            f"{system}\n\nAnswer with one JSON object only, no prose, matching this JSON schema:\n"
-            f"{json.dumps(schema.model_json_schema())}"
-        )
+        instruction = sendable(schema_instruction(system, schema))
+        prompt = sendable(prompt)
         try:
             message = self._client.messages.create(
                 model=self.model,
@@ -58,19 +57,19 @@ class StructuredLLM:
             raise ExternalServiceError("the Anthropic request timed out", kind="timeout") from exc
         except self._anthropic.APIError as exc:
             raise ExternalServiceError(f"the Anthropic request failed: {exc}", kind="api_error") from exc
+        if getattr(message, "stop_reason", None) == "max_tokens":  # the JSON is cut off: ask for less, not again
+            raise ExternalServiceError(f"the model's reply was cut at the output limit ({max_tokens} tokens)",
+                                       kind="output_too_large", max_tokens=max_tokens)
         text = "".join(getattr(block, "text", "") for block in message.content)
         return parse_json_reply(text, schema)
 
 
 def parse_json_reply(text: str, schema: type[T]) -> T:
     """Parse the first JSON object in ``text`` into ``schema`` or raise ExternalServiceError."""
-    match = re.search(r"\{.*\}", text, re.DOTALL)
-    if not match:
-        raise ExternalServiceError("the model's answer held no JSON object", kind="invalid_output")
     try:
-        return schema.model_validate_json(match.group(0))
-    except ValidationError as exc:
-        raise ExternalServiceError(f"the model's answer did not match the schema: {exc.errors()[:3]}", kind="invalid_output") from exc
+        return parse_reply(text, schema)
+    except InvalidReply as exc:
+        raise ExternalServiceError(f"the model's answer was unusable: {exc.reason}", kind="invalid_output") from exc
 
 
 def build_llm(settings: AnthropicSettings, *, http_client: Any = None) -> StructuredLLM | None:

@@ -13,11 +13,16 @@ that fails warns and shows plain text, and every piece of data is HTML-escaped.
 - :func:`open_demo`: the demo store, built on first use, opened on a scratch copy.
 """
 
-from . import displays, figures  # noqa: F401  (displays registers the renderers)
-from .demo import default_demo_path, open_demo
-from .launcher import AdminApp, AppLaunchError, launch_app
-from .record_display import RecordView
-from .safe import fallback_html, safe_html
+from ..extras import require_extra
+
+# plotly and pandas come with the app extra: say so in one line rather than fail deep inside plotly's import.
+require_extra("app", "the notebook helpers (displays, DataFrames, charts)", ("plotly", "pandas"))
+
+from . import displays, figures  # noqa: E402,F401  (displays registers the renderers)
+from .demo import default_demo_path, open_demo  # noqa: E402
+from .launcher import AdminApp, AppLaunchError, launch_app  # noqa: E402
+from .record_display import RecordView  # noqa: E402
+from .safe import fallback_html, safe_html  # noqa: E402
 
 __all__ = ["AdminApp", "AppLaunchError", "RecordView", "default_demo_path", "fallback_html", "figures", "launch_app",
            "open_demo", "safe_html"]

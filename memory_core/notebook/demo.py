@@ -27,15 +27,18 @@ def default_demo_path() -> Path:
 
 
 def scratch_copy(path: str | Path) -> Path:
-    """A consistent copy of the store at ``path`` in a new temporary directory (removed at exit)."""
+    """A consistent copy of the store file at ``path`` in a new temporary directory (removed at exit)."""
+    from ..store.db import Store
+    from ..store.urls import sqlite_uri
+
+    source = Store.open_readonly(path)  # a store file, not a URL, a missing or a damaged one
     workdir = Path(tempfile.mkdtemp(prefix="agent-memory-notebook-"))
     atexit.register(shutil.rmtree, workdir, ignore_errors=True)
-    target = workdir / Path(path).name
-    source = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True)
+    target = workdir / source.path.name
     try:
-        copy = sqlite3.connect(target)
+        copy = sqlite3.connect(sqlite_uri(target, mode="rwc"), uri=True)
         try:
-            source.backup(copy)
+            source.conn.backup(copy)
         finally:
             copy.close()
     finally:
@@ -45,23 +48,27 @@ def scratch_copy(path: str | Path) -> Path:
 
 def open_demo(path: str | Path | None = None, *, scratch: bool = True, embedder=None,
               progress: Callable[[str], None] | None = print):
-    """A ``MemoryService`` on the demo store at ``path`` (default :func:`default_demo_path`).
+    """A ``MemoryService`` on the demo store file at ``path`` (default :func:`default_demo_path`).
 
     Builds the store there first if it is missing (about 20 s, mostly the model load; the model
     stays loaded for the service). ``scratch`` opens a temporary copy so the notebook's searches
-    and extraction runs leave the built store untouched.
+    and extraction runs leave the built store untouched. The demo is an SQLite file: a URL is
+    refused (``InvalidInputError``; open a PostgreSQL store with ``MemoryService.open(url)``).
     """
     from ..demo import build_demo_store, demo_settings
     from ..service import MemoryService
+    from ..store.db import Store
+    from ..store.urls import file_path
 
-    path = Path(path) if path is not None else default_demo_path()
+    path = file_path(path, what="the demo store file (a PostgreSQL store opens with MemoryService.open)") \
+        if path is not None else default_demo_path()
     if not path.exists():
         build_demo_store(path, progress=progress, embedder=embedder)
     opened = scratch_copy(path) if scratch else path
-    conn = sqlite3.connect(f"file:{opened.resolve()}?mode=ro", uri=True)
+    store = Store.open_readonly(opened)
     try:
-        row = conn.execute("SELECT value FROM store_meta WHERE key = 'demo_now'").fetchone()
+        demo_now = store.get_meta("demo_now")
     finally:
-        conn.close()
-    clock = FixedClock(row[0]) if row else None
+        store.close()
+    clock = FixedClock(demo_now) if demo_now else None
     return MemoryService.open(opened, demo_settings(), clock=clock, embedder=embedder)

@@ -51,9 +51,15 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 def is_demo_store(path: str | Path) -> bool:
-    """Whether the store at ``path`` was built by ``memory_core.demo`` (it records ``demo_now``)."""
+    """Whether the store file at ``path`` was built by ``memory_core.demo`` (it records ``demo_now``).
+    False for a PostgreSQL URL (a demo is built as a file) and for anything that is not such a file."""
+    from ..store.backend import is_postgres_url
+    from ..store.urls import file_path, sqlite_uri
+
+    if is_postgres_url(path):
+        return False
     try:
-        conn = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True)
+        conn = sqlite3.connect(sqlite_uri(file_path(path).resolve(), mode="ro"), uri=True)
         try:
             return conn.execute("SELECT 1 FROM store_meta WHERE key = 'demo_now'").fetchone() is not None
         finally:
@@ -122,7 +128,11 @@ class AdminApp:
         clock: str | None = None, embedder: str | None = None, browser_url: str | None = None,
         startup_timeout: float = 120.0, height: int = 800,
     ) -> None:
-        self.store = Path(store).resolve()
+        from ..store.backend import is_postgres_url
+        from ..store.urls import file_path
+
+        # a PostgreSQL URL is passed to the app as it is; anything else must be a file path
+        self.store: Path | str = str(store) if is_postgres_url(store) else file_path(store, field="store").resolve()
         self.demo = is_demo_store(self.store) if demo is None else demo
         self.host = host
         self.port = port
@@ -157,6 +167,13 @@ class AdminApp:
     # -- lifecycle ----------------------------------------------------------------------------
 
     @property
+    def shown_store(self) -> str:
+        """The store for display: a URL's password replaced by ``***``."""
+        from ..store.urls import redact_url
+
+        return redact_url(str(self.store))
+
+    @property
     def url(self) -> str:
         return f"http://{self.host}:{self.port}"
 
@@ -176,6 +193,9 @@ class AdminApp:
         """Start the server and wait until it is healthy; raises ``AppLaunchError`` (server stopped) otherwise."""
         if self.running:
             return self
+        from ..extras import require_extra
+
+        require_extra("app", "the admin app")
         if self.port is None:
             self.port = free_port(self.host)
         handle, name = tempfile.mkstemp(prefix="agent-memory-app-", suffix=".log")
@@ -193,11 +213,11 @@ class AdminApp:
                 code = self.process.returncode
                 self.stop()
                 raise AppLaunchError(f"the admin app exited with code {code} before it was healthy:\n{self.log_tail()}",
-                                     store=str(self.store))
+                                     store=self.shown_store)
             if time.monotonic() > deadline:
                 self.stop()
                 raise AppLaunchError(f"the admin app was not healthy within {self.startup_timeout:.0f} s:\n{self.log_tail()}",
-                                     store=str(self.store))
+                                     store=self.shown_store)
             time.sleep(0.3)
         return self
 
@@ -240,7 +260,7 @@ class AdminApp:
 
     def __repr__(self) -> str:
         state = "running" if self.running else "stopped"
-        return f"AdminApp({str(self.store)!r}, url={self.url!r}, {state})"
+        return f"AdminApp({self.shown_store!r}, url={self.url!r}, {state})"
 
     def _repr_html_(self) -> str:
         return app_html(self)
@@ -249,7 +269,7 @@ class AdminApp:
 @safe_html
 def app_html(app: AdminApp) -> str:
     """The app's URL and state, and the app itself in an IFrame while it runs."""
-    store = html.escape(str(app.store))
+    store = html.escape(app.shown_store)
     if not app.running:
         return f"<div>admin app for {store}: stopped</div>"
     link = html.escape(app.browser_url or app.url, quote=True)
@@ -265,5 +285,13 @@ def launch_app(store: Any, **options: Any) -> AdminApp:
     time, and a service with a non-default embedder should pass ``embedder="module:Class"``.
     Options are those of :class:`AdminApp`.
     """
-    path = getattr(getattr(store, "store", None), "path", None) or store
-    return AdminApp(path, **options).start()
+    return AdminApp(store_target(store), **options).start()
+
+
+def store_target(store: Any) -> str | Path:
+    """What the app opens for ``store``: a path or URL as given; for a ``MemoryService``, the same
+    store (a PostgreSQL one by its full URL: ``store.path`` shows the URL with its password hidden)."""
+    opened = getattr(store, "store", None)
+    if opened is None:
+        return store
+    return getattr(opened, "url", None) or opened.path

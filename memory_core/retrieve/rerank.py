@@ -28,6 +28,9 @@ class FlagRerankerScorer:
         path = Path(model_path)
         if not path.is_dir():
             raise FileNotFoundError(f"reranker model directory {path} does not exist")
+        from ..extras import require_extra
+
+        require_extra("bge", "the bge reranker")
         from FlagEmbedding import FlagReranker
 
         from ..embed.sentence import model_dir_version

@@ -1,4 +1,4 @@
-"""Optional query rewriting: a hosted model turns a follow-up question plus the current-turn
+"""Optional query rewriting: the rewrite role's model (``retrieval.rewrite_provider``) turns a follow-up question plus the current-turn
 context into a standalone search query. Any failure falls back to the raw query."""
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ class RewriteOutcome:
 
 
 class QueryRewriter:
-    """Asks a :class:`~memory_core.llm.anthropic_client.StructuredLLM` for a standalone query."""
+    """Asks the rewrite role's :class:`~memory_core.llm.LanguageModel` for a standalone query."""
 
     def __init__(self, llm, timeout_s: float, max_query_chars: int) -> None:
         self.llm = llm
@@ -40,7 +40,7 @@ class QueryRewriter:
         self.max_query_chars = max_query_chars
 
     def rewrite(self, query: str, context: str) -> RewriteOutcome:
-        if self.llm is None:
+        if self.llm is None:  # only the Anthropic provider can be without a client (no key)
             return RewriteOutcome(query, None, "unavailable: no Anthropic API key is configured")
         prompt = f"Conversation excerpt:\n<context>\n{context}\n</context>\n\nSearch request:\n<request>\n{query}\n</request>"
         try:

@@ -17,6 +17,7 @@ import time
 from typing import Any
 
 from ..errors import NotFoundError
+from ..inputs import loggable
 from ..settings import RetrievalSettings
 from ..store.db import Store, dumps, dumps_compressed, loads
 from ..store.paging import Where, select_page
@@ -106,8 +107,9 @@ def _request_blob(conn, ctx: SearchContext) -> str:
 def log_failure(ctx: SearchContext, exc: BaseException) -> None:
     """A search that raised still gets its row: the stages it got through and the error."""
     req = ctx.request
-    error = f"search failed: {type(exc).__name__}: {exc}"
-    trace = {"stages": [s.to_dict() for s in ctx.stages], "results": [], "response": None, "error": error}
+    # The error may quote text that cannot be stored (a lone surrogate): the row is written anyway.
+    error = loggable(f"search failed: {type(exc).__name__}: {exc}")
+    trace = loggable({"stages": [s.to_dict() for s in ctx.stages], "results": [], "response": None, "error": error})
     with ctx.deps.store.transaction() as conn:
         conn.execute(
             "INSERT OR IGNORE INTO search_log (id, at, agent_id, user_id, session_id, raw_query, rewritten_query, rewrite_status, "

@@ -13,6 +13,7 @@ from ..extract.deps import EntailmentJudge, ExtractionDeps
 from ..extract.runner import ExtractionRunner
 from ..index.vector_index import VectorIndex
 from ..llm import LanguageModel
+from ..llm.factory import RoleModels
 from ..settings import Settings
 from ..store.db import Store
 
@@ -27,6 +28,7 @@ class ExtractionMethods:
     index: VectorIndex
     judge: EntailmentJudge
     llm: LanguageModel | None
+    models: RoleModels
     _extraction: ExtractionRunner | None
 
     def extraction_deps(self) -> ExtractionDeps:
@@ -34,7 +36,7 @@ class ExtractionMethods:
         return ExtractionDeps(
             store=self.store, clock=self.clock, index=self.index, settings=self.settings.extraction, access=self.access,
             write=lambda request, access: self.write(request, access), judge=self.judge, llm=self.llm,
-            search=self.search, housekeeping=self.settings.housekeeping,
+            models=self.models, search=self.search, housekeeping=self.settings.housekeeping,
         )
 
     @property

@@ -15,23 +15,25 @@ No SQL lives here: grants are in ``policy.grants``, sessions in ``store.sessions
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from .. import display
 from ..clock import Clock, SystemClock, format_ts, parse_ts
-from ..errors import EmbedderMismatchError, InvalidInputError, NotFoundError, PolicyError
+from ..errors import EmbedderMismatchError, InvalidInputError, NotFoundError, PolicyError, StoreUnusableError
 from ..extract.runner import ExtractionRunner
 from ..ids import new_id
 from ..index.reembed import reembed_store
 from ..index.ann import backend_factory
 from ..index.pg_vector import PgVectorIndex
 from ..index.vector_index import VectorIndex
-from ..ingest.evidence import AnthropicEntailmentJudge, OfflineEntailmentJudge
+from ..ingest.evidence import ModelEntailmentJudge, OfflineEntailmentJudge
 from ..ingest.lifecycle import Lifecycle
 from ..ingest.writer import Ingestor, WriteOutcome, WriteRequest
 from ..llm.anthropic_client import build_llm
+from ..llm.factory import RoleModels, build_role_models
 from ..maintenance import run_maintenance
 from ..policy.grants import ScopeAccess, access_of, check_grantable, delete_grant, list_grants, save_grant
 from ..policy.scopes import Scope, parse_scope, private_scope, validate_id
@@ -42,6 +44,8 @@ from ..store.backup import backup_store, restore_into
 from ..store.backend import open_store
 from ..store.db import Store
 from ..store.doctor import DoctorReport, run_doctor
+from ..store.opening import damage_guard
+from ..store.transfer import refuse_unfinished_copy
 from ..store.records import Record
 from .ambient_methods import AmbientMethods
 from .embedders import shared_embedder
@@ -54,12 +58,13 @@ class MemoryService(ExtractionMethods, AmbientMethods):
     """A memory store opened for use: SQLite, vector index, embedder, write path, retriever and tools."""
 
     def __init__(self, store: Store, settings: Settings, clock: Clock, embedder, *, llm=None,
-                 tools: ToolSurface | None = None) -> None:
+                 models: RoleModels | None = None, tools: ToolSurface | None = None) -> None:
         self.store = store
         self.settings = settings
         self.clock = clock
         self.embedder = embedder
-        self.llm = llm
+        self.llm = llm  # the Anthropic client (None without a key); each role's client is in self.models
+        self.models = models if models is not None else build_role_models(settings, anthropic=llm)
         r = settings.retrieval  # the approximate backend only engages above r.ann_min_records rows
         if store.backend == "postgresql":  # dense search runs in the database (pgvector)
             pg = settings.postgres
@@ -69,20 +74,20 @@ class MemoryService(ExtractionMethods, AmbientMethods):
         else:
             self.index = VectorIndex(store, embedder.dim, backend_factory(r.ann_min_records, r.ann_exact_below_allowed, r.ann_nprobe))
             self.index.keep_ann_file({"model": embedder.model_name, "model_version": embedder.model_version, "kind": "faiss-ivf-sq8"},
-                                     save=r.ann_persist)
+                                     save=r.ann_persist and not store.read_only)
             self.index.keep_vector_file({"model": embedder.model_name, "model_version": embedder.model_version},
-                                        min_records=r.vector_file_min_records, use=r.vector_file)
+                                        min_records=r.vector_file_min_records, use=r.vector_file, write=not store.read_only)
         offline_judge = OfflineEntailmentJudge(embedder.embed, settings.write.entailment_min_coverage, settings.write.entailment_min_cosine)
         self.judge = (
-            AnthropicEntailmentJudge(llm, offline_judge)
-            if settings.write.entailment_judge == "anthropic" and llm is not None
+            ModelEntailmentJudge(self.models.entailment, offline_judge)
+            if self.models.entailment is not None
             else offline_judge
         )
         self.ingestor = Ingestor(store, self.index, embedder, self.judge, settings.write, clock)
         self.lifecycle = Lifecycle(store, self.index, settings.write, clock, settings.housekeeping)
         self.retriever = Retriever(
             store=store, index=self.index, embedder=embedder, clock=clock, access=self.access,
-            settings=lambda: self.settings.retrieval, llm=llm,
+            settings=lambda: self.settings.retrieval, llm=self.models.rewrite,
         )
         self._tools = tools
         self._extraction: ExtractionRunner | None = None
@@ -98,40 +103,61 @@ class MemoryService(ExtractionMethods, AmbientMethods):
         clock: Clock | None = None,
         embedder=None,
         llm=None,
+        models: RoleModels | None = None,
         allow_embedder_mismatch: bool = False,
+        read_only: bool = False,
     ) -> "MemoryService":
         """Create or migrate the store at ``path`` and load the configured embedder.
 
         Refuses (EmbedderMismatchError) a store whose rows were embedded by another model unless
-        ``allow_embedder_mismatch`` is set, which only :meth:`reembed` should need.
+        ``allow_embedder_mismatch`` is set, which only :meth:`reembed` should need. A damaged file,
+        an SQLite database that is not a store, or the target of an unfinished ``migrate-store``
+        raises :class:`~memory_core.errors.StoreUnusableError` naming the file and what to do.
+        ``read_only`` opens an existing, current store without writing anything to it (nothing is
+        created or migrated; any write fails): for commands that only look.
         """
         settings = settings or load_settings()
         clock = clock or SystemClock()
-        embedder = embedder or shared_embedder(settings.embedder)
-        store = open_store(path, format_ts(clock.now()))
         if llm is None:
             llm = build_llm(settings.anthropic)
-        service = cls(store, settings, clock, embedder, llm=llm)
+        if models is None:  # before the store and the embedder: a misconfigured model fails fast
+            models = build_role_models(settings, anthropic=llm)
+        store = open_store(path, format_ts(clock.now()), read_only=read_only)
+        guard = damage_guard(store.path) if store.backend == "sqlite" else nullcontext()
         try:
-            service._check_embedder(allow_embedder_mismatch)
-            service.index.rebuild()
-        except Exception:
-            store.close()
+            with guard:
+                refuse_unfinished_copy(store)
+                if read_only and store.pending_migrations:
+                    raise StoreUnusableError(
+                        f"the store at {store.path} lacks migrations {store.pending_migrations} of this code; open it for "
+                        f"writing once (agent-memory init --path {store.path}) to migrate it", path=str(store.path),
+                        problem="outdated", pending=store.pending_migrations)
+                embedder = embedder or shared_embedder(settings.embedder)
+                service = cls(store, settings, clock, embedder, llm=llm, models=models)
+                service._check_embedder(allow_embedder_mismatch)
+                if not (read_only and store.backend == "postgresql"):  # there it only starts an index build
+                    service.index.rebuild()
+        except BaseException:
+            # a file found damaged is left as it was: no checkpoint of its WAL on the way out
+            store.close_quietly() if store.backend == "sqlite" else store.close()
             raise
         return service
 
     def _check_embedder(self, allow_mismatch: bool) -> None:
         current = (self.embedder.model_name, self.embedder.model_version)
-        # one write transaction: processes opening a fresh store at once must not see the model
-        # recorded without its version (or both record theirs)
-        with self.store.transaction():
+        if self.store.read_only:  # compare only: a read-only open records nothing
             stored = (self.store.get_meta("embed_model"), self.store.get_meta("embed_version"))
-            if stored == (None, None):
-                self.store.set_meta("embed_model", current[0])
-                self.store.set_meta("embed_version", current[1])
-                self.store.set_meta("embed_dim", str(self.embedder.dim))
-                return
-        if stored != current and not allow_mismatch:
+        else:
+            # one write transaction: processes opening a fresh store at once must not see the model
+            # recorded without its version (or both record theirs)
+            with self.store.transaction():
+                stored = (self.store.get_meta("embed_model"), self.store.get_meta("embed_version"))
+                if stored == (None, None):
+                    self.store.set_meta("embed_model", current[0])
+                    self.store.set_meta("embed_version", current[1])
+                    self.store.set_meta("embed_dim", str(self.embedder.dim))
+                    return
+        if stored != current and stored != (None, None) and not allow_mismatch:
             raise EmbedderMismatchError(
                 f"this store was embedded with {stored[0]} (version {stored[1]}) but the configured embedder is "
                 f"{current[0]} (version {current[1]}); run `agent-memory reembed` to migrate it explicitly",
@@ -315,6 +341,12 @@ class MemoryService(ExtractionMethods, AmbientMethods):
         """Tombstone a record and its earlier versions and erase their text (``Lifecycle.forget``)."""
         return self.lifecycle.forget(record_id, **options)
 
+    def forget_explained(self, record_id: str, **options: Any) -> dict:
+        """Forget as :meth:`forget` does; returns the plan applied (``records`` with why each went,
+        ``not_forgotten``, ...) and its ``lines``, as :meth:`forget_preview` shows them."""
+        plan = self.lifecycle.erase(record_id, **options)
+        return {**plan.to_dict(), "lines": plan.summary_lines()}
+
     def forget_preview(self, record_id: str) -> dict:
         """What forgetting ``record_id`` would erase, place by place, plus one line per place
         (``lines``) for a confirmation form. Nothing is written; no policy is applied."""
@@ -411,9 +443,10 @@ class MemoryService(ExtractionMethods, AmbientMethods):
         """A consistent copy of the store at ``path`` (online; agents may keep writing)."""
         return backup_store(self.store.path, path, overwrite=overwrite).to_dict()
 
-    def restore(self, path: str | Path) -> dict:
-        """Replace this store's content with the snapshot at ``path`` and reload the vector index."""
-        info = restore_into(self.store, path)
+    def restore(self, path: str | Path, *, allow_empty: bool = False) -> dict:
+        """Replace this store's content with the snapshot at ``path`` (checked first; one without
+        records only with ``allow_empty``) and reload the vector index."""
+        info = restore_into(self.store, path, allow_empty=allow_empty)
         self._check_embedder(False)
         self.index.rebuild()
         return info.to_dict()

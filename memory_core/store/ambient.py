@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..inputs import loggable
 from .db import Store, dumps, loads
 
 CONTEXT_JSON_COLUMNS = {"profile_items": [], "profile_excluded": [], "profile_limits": {}, "memory_tools": [],
@@ -63,6 +64,7 @@ def decision_history(store: Store, lineage_id: str) -> list[dict[str, Any]]:
 def insert_context(store: Store, row: dict[str, Any]) -> bool:
     """Record a session's prefix unless one is already recorded (the first opener wins, so two
     processes resuming one session agree); True when this call wrote it."""
+    row = loggable(row)  # the host's policy and texts are outside text: a lone surrogate is stored escaped
     values = {k: dumps(v) if k in CONTEXT_JSON_COLUMNS and v is not None else v for k, v in row.items()}
     columns = ", ".join(values)
     with store.transaction() as conn:
@@ -72,7 +74,9 @@ def insert_context(store: Store, row: dict[str, Any]) -> bool:
 
 
 def record_model_view(store: Store, session_id: str, *, system_text: str, offered_tools: list[dict[str, Any]], at: str) -> bool:
-    """Fill in the system text and tools of the session's first model call (once); True when written."""
+    """Fill in the system text and tools of the session's first model call (once); True when written.
+    Both come from the host framework: stored in their ``loggable`` form, so recording never fails."""
+    system_text, offered_tools = loggable([system_text, offered_tools])
     with store.transaction() as conn:
         cur = conn.execute(
             "UPDATE session_context SET system_text = ?, offered_tools = ?, model_view_at = ? "

@@ -32,15 +32,23 @@ def backend_of(obj: Any) -> str:
     return getattr(obj, "backend", SQLITE)
 
 
-def open_store(target: str | Path, now: str):
-    """Open (creating or migrating) the store ``target`` names: a file path or a PostgreSQL URL."""
+def open_store(target: str | Path, now: str, *, read_only: bool = False):
+    """Open the store ``target`` names: a file path or a PostgreSQL URL.
+
+    By default it is created or migrated as needed. ``read_only`` opens an existing store without
+    writing anything (no creation, no migration; see ``Store.open_readonly``): what read-only
+    commands (doctor, stats, grants, the source of a copy) use.
+    """
     if is_postgres_url(target):
+        from ..extras import require_extra
+
+        require_extra("postgres", "a postgresql:// store")
         from .pg.store import PgStore
 
-        return PgStore.open(str(target), now)
+        return PgStore.open_readonly(str(target)) if read_only else PgStore.open(str(target), now)
     from .db import Store
 
-    return Store.open(target, now)
+    return Store.open_readonly(target) if read_only else Store.open(target, now)
 
 
 def store_exists(target: str | Path) -> bool:

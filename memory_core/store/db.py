@@ -17,10 +17,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from ..inputs import loggable
 from .migrations import migrate
-
-
-BUSY_TIMEOUT_MS = 30_000
+from .opening import (BUSY_TIMEOUT_MS, check_wal, close_quietly, connect, damage_guard, pending_migrations, store_file,
+                      forget_probe, store_migrations, unattended_wal)
 
 
 def _enter_wal(conn: sqlite3.Connection) -> None:
@@ -49,14 +49,31 @@ def _enter_wal(conn: sqlite3.Connection) -> None:
         delay = min(delay * 2, 0.2)
 
 
+def _probe(path: Path) -> sqlite3.Connection:
+    """A read-only look at an existing file before it is opened for writing: a store (or blank), not
+    damaged, and no WAL of another file beside it. Returned open (see ``Store.open``)."""
+    unattended = unattended_wal(path)
+    probe = connect(path, read_only=True)
+    try:
+        store_migrations(probe, path, allow_blank=True)
+        check_wal(probe, path, unattended)
+    except BaseException:
+        forget_probe(probe, path, unattended)
+        raise
+    return probe
+
+
 class Store:
     """A migrated SQLite store. (:class:`memory_core.store.pg.store.PgStore` is the PostgreSQL one.)"""
 
     backend = "sqlite"
 
-    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+    def __init__(self, conn: sqlite3.Connection, path: Path, *, read_only: bool = False,
+                 pending: list[int] | None = None) -> None:
         self.conn = conn
         self.path = path
+        self.read_only = read_only
+        self.pending_migrations = list(pending or [])  # only a read-only open leaves any
         self.lock = threading.RLock()
         self._depth = 0
         self._erase_pending = False
@@ -65,24 +82,60 @@ class Store:
 
     @classmethod
     def open(cls, path: str | Path, now: str) -> "Store":
-        """Open (creating if needed) and migrate the store at ``path``."""
-        path = Path(path)
-        if str(path) != ":memory:":
-            path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30.0)
-        conn.row_factory = sqlite3.Row
-        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        _enter_wal(conn)
-        conn.execute("PRAGMA foreign_keys=ON")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        # Freed pages are zeroed so forgotten content does not linger in the file.
-        conn.execute("PRAGMA secure_delete=ON")
-        try:
+        """Open (creating if needed) and migrate the store at ``path``.
+
+        A new store is made only in a missing or blank file: an SQLite database of something else,
+        a damaged file, a directory or a URL is refused (``StoreUnusableError``,
+        ``InvalidInputError``) before anything is written to it.
+        """
+        if str(path) == ":memory:":
+            conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA foreign_keys=ON")
             migrate(conn, now)
-        except BaseException:
-            conn.close()
-            raise
+            return cls(conn, Path(":memory:"))
+        path = store_file(path, must_exist=False)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # An existing file is looked at read-only first, and that connection stays open until this
+        # one is set up: if the file turns out damaged, closing never checkpoints a WAL into it.
+        probe = _probe(path) if path.is_file() and path.stat().st_size else None
+        try:
+            conn = connect(path, read_only=False)
+            try:
+                with damage_guard(path):
+                    store_migrations(conn, path, allow_blank=True)
+                    _enter_wal(conn)
+                    conn.execute("PRAGMA foreign_keys=ON")
+                    conn.execute("PRAGMA synchronous=NORMAL")
+                    # Freed pages are zeroed so forgotten content does not linger in the file.
+                    conn.execute("PRAGMA secure_delete=ON")
+                    migrate(conn, now)
+            except BaseException:
+                conn.close()
+                raise
+        finally:
+            if probe is not None:
+                probe.close()
         return cls(conn, path)
+
+    @classmethod
+    def open_readonly(cls, path: str | Path) -> "Store":
+        """Open the existing store at ``path`` without writing to it: nothing is created or migrated.
+
+        A missing, empty, damaged or foreign file raises ``StoreUnusableError``; a store from newer
+        code ``MigrationError``. An older store opens with its missing migrations in
+        :attr:`pending_migrations` (the caller decides whether it can read it as it is).
+        """
+        path = store_file(path, must_exist=True)
+        unattended = unattended_wal(path)
+        conn = connect(path, read_only=True)
+        try:
+            applied = store_migrations(conn, path, allow_blank=False)
+            check_wal(conn, path, unattended)
+        except BaseException:
+            forget_probe(conn, path, unattended)
+            raise
+        return cls(conn, path, read_only=True, pending=pending_migrations(applied))
 
     def close(self) -> None:
         self._closing.set()
@@ -90,6 +143,13 @@ class Store:
             if self._erase_pending:
                 self.try_truncate_wal()  # last chance in this process; the worker retries otherwise
             self.conn.close()
+
+    def close_quietly(self) -> None:
+        """Close without the checkpoint SQLite runs on the last close (for a store found damaged:
+        the file and its WAL stay exactly as they were, for a restore or a closer look)."""
+        self._closing.set()
+        with self.lock:
+            close_quietly(self.conn, self.path)
 
     # -- physical erasure ------------------------------------------------------------------
 
@@ -252,10 +312,13 @@ class Store:
         reason: str | None = None,
         payload: dict[str, Any] | None = None,
     ) -> int:
-        """Append one row to the event log (inside the caller's transaction)."""
+        """Append one row to the event log (inside the caller's transaction). Outside text (an
+        actor, a reason, an error quoted in one) is stored in its ``loggable`` form, so an event
+        about bad input never fails to be written."""
+        actor, reason, payload = loggable([actor, reason, payload or {}])
         cur = conn.execute(
             "INSERT INTO events (at, kind, actor, record_id, entity_id, reason, payload) VALUES (?,?,?,?,?,?,?)",
-            (at, kind, actor, record_id, entity_id, reason, dumps(payload or {})),
+            (at, kind, actor, record_id, entity_id, reason, dumps(payload)),
         )
         return int(cur.lastrowid)
 

@@ -4,6 +4,11 @@ Each check returns ``ok``, ``warn`` or ``fail`` with a plain sentence. ``fail`` 
 broken or inconsistent (the CLI exits non-zero); ``warn`` means something needs attention but
 nothing is wrong yet (logs over their retention size, links made before the entity-scope rule).
 Nothing here needs the embedding model, so the doctor runs on a store whose model is missing.
+
+``agent-memory doctor`` (:func:`doctor_target`) opens the store read-only: it never creates,
+migrates or repairs anything, so a missing, empty or damaged file is reported as it is (one failed
+``store`` check with what to do) and left untouched. A check that hits a damaged page fails with
+SQLite's words; the others still run.
 """
 
 from __future__ import annotations
@@ -83,30 +88,79 @@ class DoctorReport:
 
 
 def run_doctor(store: Store, settings=None, *, dim: int | None = None) -> DoctorReport:
-    """Run every check on ``store`` (read-only, except FTS5's integrity-check statement)."""
+    """Run every check on ``store`` (read-only, except FTS5's integrity-check statement, which
+    a read-only store skips).
+
+    A check that SQLite cannot run because the file is damaged fails with what SQLite said
+    instead of ending the report; the checks after it still run.
+    """
     report = DoctorReport(str(store.path))
     if store.backend == "postgresql":
         from .pg.doctor import pg_checks
 
         with store.lock:
-            pg_checks(store, report)
+            _guarded(report, "postgresql checks", lambda: pg_checks(store, report), file=False)
+            _guarded(report, "unfinished copy", lambda: _unfinished_copy(store, report), file=False)
             for check in (_orphans, _erasure, _entity_scopes):
-                check(store.conn, report)
-            _vectors(store.conn, report, dim)
-            _feed(store, report)
+                _guarded(report, check.__name__.strip("_").replace("_", " "), lambda check=check: check(store.conn, report),
+                         file=False)
+            _guarded(report, "vectors", lambda: _vectors(store.conn, report, dim), file=False)
+            _guarded(report, "change feed", lambda: _feed(store, report), file=False)
         return report
     with store.lock:
         conn = store.conn
-        _integrity(conn, report)
-        _schema(conn, report)
-        _fts(conn, report)
-        _vectors(conn, report, dim)
-        _feed(store, report)
-        _orphans(conn, report)
-        _erasure(conn, report)
-        _entity_scopes(conn, report)
-        _sizes(store, report, settings)
+        steps = (("sqlite integrity", lambda: _integrity(conn, report)), ("schema", lambda: _schema(conn, report)),
+                 ("unfinished copy", lambda: _unfinished_copy(store, report)),
+                 ("fts integrity", lambda: _fts_checks(store, report)),
+                 ("vectors", lambda: _vectors(conn, report, dim)), ("change feed", lambda: _feed(store, report)),
+                 ("orphan rows", lambda: _orphans(conn, report)), ("forgotten records", lambda: _erasure(conn, report)),
+                 ("entity link scopes", lambda: _entity_scopes(conn, report)), ("sizes", lambda: _sizes(store, report, settings)))
+        for name, step in steps:
+            _guarded(report, name, step)
     return report
+
+
+def doctor_target(target, settings=None) -> DoctorReport:
+    """The doctor's report on the store ``target`` names, opened read-only: nothing is created,
+    migrated or repaired. A missing, empty, damaged or foreign file is the report's one failed
+    check (``store``), with what to do."""
+    from ..errors import InvalidInputError, MigrationError, StoreUnusableError
+    from .backend import open_store, redact_url
+
+    try:
+        store = open_store(target, "", read_only=True)
+    except (StoreUnusableError, MigrationError, InvalidInputError) as exc:
+        report = DoctorReport(redact_url(str(target)))
+        report.add("store", "fail", exc.message)
+        return report
+    try:
+        return run_doctor(store, settings)
+    finally:
+        store.close()
+
+
+def _guarded(report: DoctorReport, name: str, step, *, file: bool = True) -> None:
+    """Run one check; an error the database raises while reading becomes a failed check of that
+    name (``file``: an SQLite file, whose read errors may mean damage)."""
+    from .opening import is_damage
+
+    try:
+        step()
+    except sqlite3.Error as exc:
+        if file and is_damage(exc):
+            report.add(name, "fail", f"SQLite could not read the store: {exc}; the file is damaged, restore it from a "
+                       "backup (agent-memory restore BACKUP --path STORE --yes)")
+        else:
+            report.add(name, "fail", f"the check could not run: {exc}")
+
+
+def _unfinished_copy(store, report: DoctorReport) -> None:
+    from .transfer import unfinished_copy
+
+    mark = unfinished_copy(store)
+    if mark is not None:
+        report.add("unfinished copy", "fail", f"this store is the target of a migrate-store that did not finish ({mark}); "
+                   "run migrate-store again into it, or remove it")
 
 
 def _integrity(conn: sqlite3.Connection, report: DoctorReport) -> None:
@@ -129,12 +183,39 @@ def _schema(conn: sqlite3.Connection, report: DoctorReport) -> None:
         report.add("schema", "ok", f"all {len(applied)} migrations applied")
 
 
-def _fts(conn: sqlite3.Connection, report: DoctorReport) -> None:
+def _fts_checks(store: Store, report: DoctorReport) -> None:
+    """The FTS checks. FTS5's integrity-check is an INSERT statement, which a read-only connection
+    cannot run: for a read-only store it runs on a second connection (``mode=rw``: never creates),
+    inside a transaction that is rolled back, and only once SQLite's own integrity check passed
+    (a damaged file is not opened for writing)."""
+    if not store.read_only:
+        return _fts(store.conn, report, store.conn)
+    sound = any(c.name == "sqlite integrity" and c.status == "ok" for c in report.checks)
+    if not sound:
+        return _fts(store.conn, report, None)
+    from .urls import sqlite_uri
+
+    side = sqlite3.connect(sqlite_uri(store.path, mode="rw"), uri=True, isolation_level=None, timeout=30.0)
     try:
-        conn.execute("INSERT INTO records_fts(records_fts) VALUES('integrity-check')")
-        report.add("fts integrity", "ok", "FTS5 index matches its content")
-    except sqlite3.DatabaseError as exc:
-        report.add("fts integrity", "fail", f"FTS5 integrity-check: {exc} (repair: INSERT INTO records_fts(records_fts) VALUES('rebuild'))")
+        side.execute("BEGIN")
+        try:
+            _fts(store.conn, report, side)
+        finally:
+            side.execute("ROLLBACK")
+    finally:
+        side.close()
+
+
+def _fts(conn: sqlite3.Connection, report: DoctorReport, check: sqlite3.Connection | None) -> None:
+    if check is not None:
+        try:
+            check.execute("INSERT INTO records_fts(records_fts) VALUES('integrity-check')")
+            report.add("fts integrity", "ok", "FTS5 index matches its content")
+        except sqlite3.DatabaseError as exc:
+            if "readonly" in str(exc):  # the file or its folder is write-protected: the check cannot run here
+                report.add("fts integrity", "warn", f"FTS5 integrity-check skipped: {exc}")
+            else:
+                report.add("fts integrity", "fail", f"FTS5 integrity-check: {exc} (repair: INSERT INTO records_fts(records_fts) VALUES('rebuild'))")
     fts = {r[0] for r in conn.execute("SELECT rowid FROM records_fts")}
     live = {r[0] for r in conn.execute("SELECT seq FROM records WHERE status != 'deleted'")}
     extra, missing = fts - live, live - fts

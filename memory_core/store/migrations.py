@@ -436,6 +436,7 @@ def _m0080_session_origin(conn: sqlite3.Connection) -> None:
 migration(60, "event reasons can be redacted when a record is forgotten")(migrations_hardening.allow_event_redaction)
 migration(61, "tombstones hold no attribute or subject; FTS rows name only same-scope entities")(
     migrations_hardening.empty_tombstones_and_scope_fts)
+migration(62, "records indexed by source, for a write's same-fact check")(migrations_hardening.records_by_source)
 
 # The ambient profile and what a model saw (issue 15), in their own module.
 migration(90, "search origin: model, host, admin or eval")(migrations_ambient.search_origin)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from ..errors import NotFoundError, PolicyError, SessionClosedError
+from ..errors import NotFoundError, SessionClosedError, SessionOwnerError
 from .db import Store, dumps, loads
 
 
@@ -15,7 +15,8 @@ def open_session(store: Store, *, session_id: str, agent_id: str, user_id: str, 
         existing = conn.execute("SELECT agent_id, user_id, ended_at FROM sessions WHERE id = ?", (session_id,)).fetchone()
         if existing:
             if (existing["agent_id"], existing["user_id"]) != (agent_id, user_id):
-                raise PolicyError(f"session {session_id} belongs to another principal")
+                raise SessionOwnerError(f"session {session_id} belongs to another principal, not agent {agent_id} and user {user_id}",
+                                        session_id=session_id)
             if existing["ended_at"]:
                 raise SessionClosedError(f"session {session_id} has ended")
             return

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from ..clock import parse_ts
 from ..errors import InvalidInputError, NotFoundError, PermissionDeniedError
 from ..ingest.writer import WriteRequest
+from ..settings import Settings
 from ..store.records import Record, restrict_links
 from .registry import REFUSAL_HOOKS, register
 from .schemas import MemoryForgetInput, MemoryGetInput, MemoryReviseInput, MemoryWriteInput
@@ -36,7 +37,13 @@ def _writable_record(session: "Session", record_id: str) -> Record:
     return record
 
 
-@register("memory_write", MemoryWriteInput)
+def write_limits(settings: Settings) -> dict[str, dict]:
+    """JSON-schema bounds of memory_write and memory_revise from the settings the write path enforces."""
+    write = settings.write
+    return {"content": {"maxLength": write.max_content_chars}, "evidence": {"maxLength": write.max_evidence_chars}}
+
+
+@register("memory_write", MemoryWriteInput, limits=write_limits)
 def memory_write(session: "Session", args: MemoryWriteInput) -> dict:
     scope = session.resolve_target(args.target)
     if args.procedure is not None and args.type != "procedural":
@@ -65,7 +72,7 @@ def memory_get(session: "Session", args: MemoryGetInput) -> dict:
     return {"ok": True, "record": public}
 
 
-@register("memory_revise", MemoryReviseInput)
+@register("memory_revise", MemoryReviseInput, limits=write_limits)
 def memory_revise(session: "Session", args: MemoryReviseInput) -> dict:
     service = session.service
     actor = f"agent:{session.agent_id}"
@@ -101,8 +108,11 @@ def memory_revise(session: "Session", args: MemoryReviseInput) -> dict:
 @register("memory_forget", MemoryForgetInput)
 def memory_forget(session: "Session", args: MemoryForgetInput) -> dict:
     record = _writable_record(session, args.record_id)
-    ids = session.service.forget(record.id, actor=f"agent:{session.agent_id}", reason=args.reason)
-    return {"ok": True, "forgotten": ids}
+    plan = session.service.forget_explained(record.id, actor=f"agent:{session.agent_id}", reason=args.reason)
+    # Why each record went (another record stating the same fact goes with it), and the close
+    # records that stay, so the model can tell the user exactly what was forgotten.
+    return {"ok": True, "forgotten": [r["id"] for r in plan["records"]],
+            "records": [{"id": r["id"], "why": r["why"]} for r in plan["records"]], "not_forgotten": plan["not_forgotten"]}
 
 
 WRITE_TOOLS = ("memory_write", "memory_revise", "memory_forget")

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
-from ..clock import parse_ts
 from ..service.session import call_origin
 from ..settings import Settings
 from .registry import register
-from .schemas import RecordType, ToolInput
+from .schemas import RecordType, Timestamp, ToolInput, text, whole_number
+
+MAX_QUERY = 100_000  # the largest retrieval.max_query_chars allows; the schema carries the configured one
 
 if TYPE_CHECKING:
     from ..service import Session
@@ -25,23 +26,13 @@ if TYPE_CHECKING:
 class MemorySearchInput(ToolInput):
     """Search long-term memory for facts, past events and procedures relevant to the current task. Returns nothing when no stored memory is relevant; each result says why it matched."""
 
-    query: str = Field(min_length=1, max_length=2000, description="What to look for, as a standalone question or phrase, e.g. 'user's preferred answer style'.")
+    query: text(MAX_QUERY) = Field(description="What to look for, as a standalone question or phrase, e.g. 'user's preferred answer style'.")
     types: list[RecordType] | None = Field(None, description="Only these memory types (semantic facts, episodic events, procedural how-tos).")
-    time_from: str | None = Field(None, description="Only records whose event time is at or after this ISO-8601 date or time.")
-    time_to: str | None = Field(None, description="Only records whose event time is at or before this ISO-8601 date or time (a date includes the whole day).")
-    entity_hints: list[str] = Field(default_factory=list, max_length=20, description="Names of people, projects, orgs or repos the search is about.")
-    limit: int | None = Field(None, ge=1, le=500, description="Most results to return.")
+    time_from: Timestamp | None = Field(None, description="Only records whose event time is at or after this ISO-8601 date or time.")
+    time_to: Timestamp | None = Field(None, description="Only records whose event time is at or before this ISO-8601 date or time (a date includes the whole day).")
+    entity_hints: list[text(200)] = Field(default_factory=list, max_length=20, description="Names of people, projects, orgs or repos the search is about.")
+    limit: whole_number(1, 500) | None = Field(None, description="Most results to return.")
     historical: bool = Field(False, description="Also search superseded and expired records (for questions about what used to be true).")
-
-    @field_validator("time_from", "time_to")
-    @classmethod
-    def _iso(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                parse_ts(value)
-            except (TypeError, ValueError) as exc:
-                raise ValueError(f"not an ISO-8601 date or time within the years 1-9999 (UTC): {str(value)[:80]!r}") from exc
-        return value
 
 
 def search_limits(settings: Settings) -> dict[str, dict]:

@@ -81,3 +81,65 @@ def test_an_async_run_goes_through_the_same_hooks(service):
                                                   ("turn_completed", "assistant"), ("session_ended", None)]
     assert memory_policy("hybrid") in script.requests[0].system
     assert script.requests[1].tool_results("memory_write")[0]["status"] == "confirmed"
+
+
+def _config(person):
+    return {"configurable": {"thread_id": person.session_id, "user_id": person.user_id}}
+
+
+def _message(text):
+    return {"messages": [{"role": "user", "content": text}]}
+
+
+@pytest.mark.parametrize("how", ["batch", "abatch"])
+def test_batch_runs_keep_their_own_principal(service, how):
+    """``batch``/``abatch`` run one graph for several configs at once (a thread pool, or tasks)."""
+    import asyncio
+
+    from deepagents import create_deep_agent
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from memory_core.adapters.deepagents import DeepAgentsMemory
+    from memory_core.adapters.scripted_langchain import ScriptedChatModel
+
+    from .concurrency import PEOPLE, UsersModel, assert_nothing_crossed, grant_everyone
+
+    grant_everyone(service)
+    model = UsersModel(parties=2)
+    memory = DeepAgentsMemory(service, agent_id="assistant", trigger_mode="hybrid")
+    agent = create_deep_agent(model=ScriptedChatModel(script=model.script()), middleware=[memory.middleware()],
+                              checkpointer=InMemorySaver())
+    people = [PEOPLE["alice"], PEOPLE["bob"]]
+    for say in ("tell", "ask"):
+        payloads, configs = [_message(getattr(p, say)()) for p in people], [_config(p) for p in people]
+        if how == "batch":
+            results = agent.batch(payloads, configs)
+        else:
+            results = asyncio.run(agent.abatch(payloads, configs))
+        expected = [p.noted() if say == "tell" else p.answer([p.bank]) for p in people]
+        assert [r["messages"][-1].text for r in results] == expected
+    assert_nothing_crossed(service, model, people)
+
+
+def test_one_middleware_shared_by_two_graphs(service):
+    """The same middleware object in two graphs (each with its own model and checkpointer), both
+    running at once for different users."""
+    from deepagents import create_deep_agent
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from memory_core.adapters.deepagents import DeepAgentsMemory
+    from memory_core.adapters.scripted_langchain import ScriptedChatModel
+
+    from .concurrency import PEOPLE, UsersModel, assert_nothing_crossed, grant_everyone
+    from .harness import run_in_threads
+
+    grant_everyone(service)
+    model = UsersModel(parties=2)
+    memory = DeepAgentsMemory(service, agent_id="assistant")
+    middleware = memory.middleware()
+    graphs = [create_deep_agent(model=ScriptedChatModel(script=model.script()), middleware=[middleware],
+                                checkpointer=InMemorySaver()) for _ in range(2)]
+    people = [PEOPLE["alice"], PEOPLE["bob"]]
+    for say in ("tell", "ask"):
+        run_in_threads([lambda g=g, p=p: g.invoke(_message(getattr(p, say)()), _config(p)) for g, p in zip(graphs, people)])
+    assert_nothing_crossed(service, model, people)

@@ -55,3 +55,60 @@ def hold_write_lock(url: str, ready) -> None:
         store.append_event(conn, at="2026-03-05T10:00:00Z", kind="half.written", actor="doomed")
         ready.set()
         time.sleep(600)
+
+
+def live_writer(target: str, worker: int, stop, progress) -> None:
+    """Until ``stop`` is set, write records that each mention a new person (a record, an entity, an
+    alias and a link in one transaction, plus events and a write-log row); after each commit put
+    the record's id on ``progress``. Any failure is put there too, as ``{"error": ...}``, and
+    ``{"done": True}`` last (read the queue up to it: a process exits only once its queue is read)."""
+    from memory_core import FixedClock, MemoryService
+    from memory_core.settings import default_settings
+    from tests.fakes import HashingEmbedder
+
+    try:
+        svc = MemoryService.open(target, default_settings(), clock=FixedClock("2026-03-05T10:00:00Z"),
+                                 embedder=HashingEmbedder())
+    except BaseException as exc:
+        progress.put({"worker": worker, "error": repr(exc)})
+        progress.put({"worker": worker, "done": True})
+        return
+    try:
+        session = svc.start_session(agent_id=f"w{worker}", user_id="team", project_id="shared")
+        i = 0
+        while not stop.is_set():
+            name = f"Visitor{worker}n{i}"
+            result = session.call_tool("memory_write", {
+                "type": "semantic", "target": "current_project", "about": "shared", "about_kind": "project",
+                "content": f"Worker {worker} met {name} at the depot on visit {i}.", "mentions": [name],
+                "attribute": f"visit_{worker}_{i}"})
+            if not result["ok"]:
+                raise AssertionError(result)
+            progress.put({"worker": worker, "record_id": result["record_id"]})
+            i += 1
+    except BaseException as exc:
+        progress.put({"worker": worker, "error": repr(exc)})
+    finally:
+        svc.close()
+        progress.put({"worker": worker, "done": True})  # the parent reads up to here, so this process can exit
+
+
+def migrate_and_hang(source: str, destination: str) -> None:
+    """Run ``migrate-store`` and stop for good once the records are copied (the parent kills -9 this
+    process): say "copying" on stdout when it gets there."""
+    import sys
+    import threading
+
+    import memory_core.store.transfer as transfer
+    from memory_core.cli import main
+
+    rows = transfer._rows
+
+    def hang_before_links(store, table, columns, order):
+        if table == "record_entities":
+            print("copying", flush=True)
+            threading.Event().wait()
+        return rows(store, table, columns, order)
+
+    transfer._rows = hang_before_links
+    sys.exit(main(["migrate-store", source, destination]))

@@ -1,5 +1,7 @@
 """The store's admin commands on PostgreSQL: doctor's own checks, backup refused with the way to do it."""
 
+from pathlib import Path
+
 import pytest
 
 from memory_core.cli import main
@@ -34,3 +36,16 @@ def test_backup_of_a_postgresql_store_is_refused_with_the_alternatives(new_targe
         backup_store(url, "/tmp/never.sqlite")
     assert main(["backup", "--path", url, "/tmp/never.sqlite"]) == 2
     assert "migrate-store" in capsys.readouterr().err
+
+
+def test_the_admin_app_for_a_service_opens_the_same_store(any_service, backend):
+    from memory_core.app_launch import STORE_ENV
+    from memory_core.notebook.launcher import AdminApp, store_target
+
+    app = AdminApp(store_target(any_service))
+    if backend == "postgresql":  # the full URL, never a path made of it (nor the password-hidden form)
+        assert app.store == any_service.store.url and app.environment()[STORE_ENV] == any_service.store.url
+        assert "postgresql:/" + "/" in repr(app)
+    else:
+        assert app.store == Path(any_service.store.path).resolve()
+    assert app.demo is False

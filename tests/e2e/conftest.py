@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -50,8 +51,11 @@ def demo_template(tmp_path_factory) -> Path:
     return path
 
 
-def start_server(template: Path, workdir: Path, demo: bool = True):
-    """Start ``streamlit run`` over a fresh copy of ``template``; returns (process, base_url, store, log file)."""
+def start_server(template: Path, workdir: Path, demo: bool = True, tls: tuple[Path, Path] | None = None):
+    """Start ``streamlit run`` over a fresh copy of ``template``; returns (process, base_url, store, log file).
+
+    ``tls`` = (certificate, key) serves it over HTTPS, as Streamlit's ``server.sslCertFile`` does.
+    """
     store = workdir / "demo.sqlite"
     shutil.copy(template, store)
     port = free_port()
@@ -60,12 +64,16 @@ def start_server(template: Path, workdir: Path, demo: bool = True):
     if not demo:
         env.pop("MEMORY_UI__DEMO_MODE", None)
     log = open(workdir / "server.log", "w")
-    proc = subprocess.Popen(streamlit_command(port, "127.0.0.1"), cwd=APP.parent, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
+    command = streamlit_command(port, "127.0.0.1")
+    if tls is not None:
+        command += ["--server.sslCertFile", str(tls[0]), "--server.sslKeyFile", str(tls[1])]
+    proc = subprocess.Popen(command, cwd=APP.parent, env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"{'https' if tls else 'http'}://127.0.0.1:{port}"
+    unverified = ssl._create_unverified_context() if tls else None  # our own self-signed test certificate
     deadline = time.monotonic() + 120
     while True:
         try:
-            with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as r:
+            with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2, context=unverified) as r:
                 if r.status == 200:
                     break
         except OSError:

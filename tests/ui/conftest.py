@@ -13,7 +13,7 @@ from admin_ui.auth import Identity
 from admin_ui.runtime import CLOCK_ENV, EMBEDDER_ENV, STORE_ENV
 from tests.ui import store_builder
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "admin_app.py")  # the page script (app.py serves it)
 
 
 @pytest.fixture(scope="session")

@@ -67,3 +67,45 @@ def test_a_failed_run_can_be_retried(open_page, ui_store):
     at.button(key="extraction_retry").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert service_for(at).extraction_run(run_id).status == "succeeded"
+
+
+class FlakyExtractor:
+    """Times out once (as a hosted model can), then reads the transcript like the offline extractor."""
+
+    name = "flaky"
+
+    def __init__(self) -> None:
+        from memory_core.extract.offline import OfflineExtractor
+
+        self.calls = 0
+        self.offline = OfflineExtractor()
+
+    def extract(self, transcript):
+        from memory_core.errors import ExternalServiceError
+
+        self.calls += 1
+        if self.calls == 1:
+            raise ExternalServiceError("the Anthropic request timed out", kind="timeout")
+        return self.offline.extract(transcript)
+
+
+def test_a_run_waiting_after_a_failed_attempt_is_counted_on_the_overview_and_can_be_retried_now(open_page):
+    from memory_core.extract.runner import ExtractionRunner
+
+    at = open_page("extraction.py", "operator")
+    service = service_for(at)
+    service.extraction = ExtractionRunner(service.extraction_deps(), extractor=FlakyExtractor())
+    at.selectbox(key="extraction_session").select("ses_alice1").run()
+    at.button(key="extraction_trigger").click().run()
+    run_id = at.selectbox(key="extraction_run").value
+    assert service.extraction_run(run_id).status == "queued"  # no worker in the app: it would wait
+    assert "the extractor's model request timed out" in " ".join(e.value for e in at.error)
+    retry = at.button(key="extraction_retry")
+    assert retry.label.startswith("Retry now")
+
+    overview = open_page("overview.py", "viewer")
+    assert any("1 wait for another attempt after a failed one" in w.value for w in overview.warning)
+
+    retry.click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert service.extraction_run(run_id).status == "succeeded"

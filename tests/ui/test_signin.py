@@ -115,3 +115,32 @@ def test_the_demo_sign_in_page_lists_the_packaged_accounts_with_their_published_
     assert rows["alice"] == ("user", "alice-demo-2026")
     assert rows["operator"] == ("operator", "operator-demo-2026")
 
+
+
+@pytest.fixture
+def sign_in_routes(monkeypatch):
+    """The sign-in store the server's routes would share with the script (app.py installs it)."""
+    from admin_ui import session_routes
+    from memory_core.settings import UISettings
+
+    monkeypatch.setattr(session_routes, "_STORE", None)  # put back (None) when the test ends
+    return session_routes.install(UISettings()).store
+
+
+def test_a_sign_in_ended_elsewhere_ends_here_on_the_next_run(accounts_file, sign_in_routes):
+    at = sign_in(AppTest.from_file(APP, default_timeout=30).run(), "rita", "rita-pass")
+    assert at.title[0].value == "Overview"
+    sign_in_id = at.session_state["_sign_in"]
+    assert sign_in_routes.check(sign_in_id).sign_in.identity.username == "rita"
+    sign_in_routes.end(sign_in_id)  # what Sign out in another tab does
+    at.run()
+    assert at.title[0].value == "Sign in to agent-memory"
+    assert "identity" not in at.session_state
+    assert any("You are signed out" in t for t in shown_text(at))
+
+
+def test_without_the_routes_a_sign_in_lasts_the_session_and_the_page_says_so(accounts_file):
+    at = AppTest.from_file(APP, default_timeout=30).run()
+    assert any("without the sign-in routes" in t for t in shown_text(at))
+    at = sign_in(at, "rita", "rita-pass")
+    assert at.title[0].value == "Overview" and "_sign_in" not in at.session_state

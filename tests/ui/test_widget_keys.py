@@ -8,7 +8,7 @@ ROOT = Path(__file__).resolve().parents[2]
 WIDGETS = {"button", "selectbox", "multiselect", "text_input", "text_area", "checkbox", "number_input", "date_input",
            "file_uploader", "segmented_control", "radio", "slider", "toggle", "form_submit_button", "download_button",
            "pills", "data_editor", "chat_input", "time_input", "color_picker"}
-SOURCES = sorted([*ROOT.glob("app_pages/*.py"), *ROOT.glob("admin_ui/*.py"), ROOT / "app.py"])
+SOURCES = sorted([*ROOT.glob("app_pages/*.py"), *ROOT.glob("admin_ui/*.py"), ROOT / "app.py", ROOT / "admin_app.py"])
 
 
 def test_every_widget_has_a_key():

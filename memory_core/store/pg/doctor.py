@@ -3,12 +3,22 @@
 SQLite's file checks (``integrity_check``, FTS5's structure, WAL and free pages) have no meaning
 here; in their place: the PostgreSQL migrations, one full-text row per non-deleted record, a
 pgvector value beside every embedding, the IVF index state, the per-scope counts, the erasure pass (pending, and
-whether the server removes old WAL segments), and table sizes from the catalogue.
+whether the server removes old WAL segments), the copies of the WAL a forget's erasure pass cannot reach
+(replication slots, archiving, standbys and WAL receivers, ``wal_keep_size``), and table sizes from the catalogue.
 """
 
 from __future__ import annotations
 
+from .erasure import retention_findings
 from .schema import PG_MIGRATIONS
+
+# What each retention check says when nothing keeps WAL beyond the erasure pass's reach.
+RETENTION_OK = {
+    "replication slots": "no replication slot holds WAL",
+    "wal archiving": "WAL archiving is off",
+    "standbys": "no standby or WAL receiver is streaming from this server",
+    "wal_keep_size": "wal_keep_size is 0: checkpoints remove old WAL",
+}
 
 
 def pg_checks(store, report) -> None:
@@ -52,6 +62,11 @@ def pg_checks(store, report) -> None:
     if recycle and recycle[0] != "off":
         report.add("wal recycling", "warn", "wal_recycle is on: old WAL segments are renamed and reused, so forgotten "
                    "text stays in them until overwritten (set wal_recycle = off; docs/scaling.md)")
+    # Copies of the WAL that a forget's erasure pass cannot erase (docs/scaling.md): each is a warning.
+    findings = retention_findings(lambda sql: conn.execute_native(sql).fetchall())
+    for check, fine in RETENTION_OK.items():
+        found = [f.message for f in findings if f.check == check]
+        report.add(check, "warn" if found else "ok", "; ".join(found) if found else fine)
     sizes = {}
     for name, relation_bytes in conn.execute(
             "SELECT relname, pg_total_relation_size(oid) FROM pg_class WHERE relkind = 'r' "

@@ -508,6 +508,11 @@ def _p0003_record_counts(conn) -> None:
     conn.execute_native(RECOUNT)
 
 
+@pg_migration(4, "records indexed by source, for a write's same-fact check (SQLite migration 62)")
+def _p0004_records_by_source(conn) -> None:
+    conn.execute_native("CREATE INDEX IF NOT EXISTS records_source ON records(source_ref, status)")
+
+
 def split_statements(script: str) -> list[str]:
     """Statements of a script, keeping ``$$ ... $$`` function bodies whole."""
     statements, buf, in_body = [], [], False

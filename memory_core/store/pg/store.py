@@ -17,20 +17,28 @@ What differs from SQLite, and why:
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from contextlib import contextmanager
+from datetime import datetime, timezone
 
 import psycopg
 
+from ...clock import format_ts
 from ..urls import redact_url
 from ..db import Store
 from .connection import PgConnection, _params, as_sqlite_error
 from .translate import translate
 from .erasure import ErasureReport, erase_pass
-from .schema import pg_migrate
+from .schema import PG_MIGRATIONS, pg_migrate
 
 LOCK_WRITE = 7_301_002  # the advisory lock every write transaction takes
+log = logging.getLogger(__name__)
+
+
+def _now() -> str:
+    return format_ts(datetime.now(timezone.utc))  # the store has no injected clock; the host's time
 
 
 class PgStore(Store):
@@ -55,6 +63,22 @@ class PgStore(Store):
             conn.close()
             raise
         return cls(conn, url)
+
+    @classmethod
+    def open_readonly(cls, url: str) -> "PgStore":  # type: ignore[override]
+        """Connect to ``url`` with every transaction READ ONLY: nothing is created or migrated, and a
+        database without an agent-memory schema is refused (``StoreUnusableError``)."""
+        conn = PgConnection(url)
+        try:
+            conn.execute_native("SET default_transaction_read_only = on")
+            applied = _applied_migrations(conn, url)
+        except BaseException:
+            conn.close()
+            raise
+        store = cls(conn, url)
+        store.read_only = True
+        store.pending_migrations = sorted(set(PG_MIGRATIONS) - set(applied))
+        return store
 
     def close(self) -> None:
         self._closing.set()
@@ -114,7 +138,12 @@ class PgStore(Store):
             self.last_erasure = report
             if report.done:
                 self._erase_pending = False
+                if report.not_erased:  # the pass finished, but copies it cannot reach may keep the text
+                    log.warning("erasure pass on %s left copies it cannot erase: %s", self.path, "; ".join(report.not_erased))
                 with self.transaction() as conn:
+                    if report.not_erased:
+                        self.append_event(conn, at=_now(), kind="store.erasure_incomplete", actor="erasure-pass",
+                                          payload={"not_erased": report.not_erased, "wal_note": report.wal_note})
                     # only if no forget committed meanwhile (that one needs another pass)
                     conn.execute("DELETE FROM store_meta WHERE key = 'erase_pending_xid' AND value = ?", (pending or "",))
                     if conn.execute("SELECT 1 FROM store_meta WHERE key = 'erase_pending_xid'").fetchone() is None:
@@ -157,6 +186,23 @@ class PgStore(Store):
     @property
     def erase_pending(self) -> bool:
         return self._erase_pending
+
+
+def _applied_migrations(conn: PgConnection, url: str) -> list[int]:
+    """The PostgreSQL migrations recorded in the database, refusing one that holds no store or a newer one."""
+    from ...errors import MigrationError, StoreUnusableError
+
+    if conn.execute_native("SELECT to_regclass('schema_migrations') IS NOT NULL AND to_regclass('records') IS NOT NULL"
+                           ).fetchone()[0] is not True:
+        shown = redact_url(url)
+        raise StoreUnusableError(f"the database {shown} holds no agent-memory store (agent-memory init --path URL "
+                                 "creates one)", path=shown, problem="not_a_store")
+    applied = [r[0] for r in conn.execute_native("SELECT number FROM schema_migrations ORDER BY number").fetchall()]
+    newest = max(PG_MIGRATIONS)
+    if applied and max(applied) > newest:
+        raise MigrationError(f"store schema is at postgres migration {max(applied)}, newer than this code ({newest})",
+                             store_version=max(applied), code_version=newest)
+    return applied
 
 
 class _Batch:

@@ -56,20 +56,25 @@ class ScriptedReviewer:
         return ReviewDecision(**self.decide(item))
 
 
-def message(text: str) -> dict:
+def message(text: str, stop_reason: str = "end_turn") -> dict:
     """A Messages API response body carrying ``text``."""
     return {
         "id": "msg_test", "type": "message", "role": "assistant", "model": "claude-haiku-4-5",
-        "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
+        "content": [{"type": "text", "text": text}], "stop_reason": stop_reason, "stop_sequence": None,
         "usage": {"input_tokens": 10, "output_tokens": 10},
     }
+
+
+class CutOff(str):
+    """A reply the model stopped at its output token limit (``stop_reason: max_tokens``)."""
 
 
 class FakeMessagesAPI:
     """An httpx transport answering /v1/messages from a queue of replies.
 
-    A reply is a dict (sent as JSON text), a str (sent as the text block) or the string
-    "timeout" (raises a read timeout). Requests are kept for assertions.
+    A reply is a dict (sent as JSON text), a str (sent as the text block), a :class:`CutOff` (a
+    text cut at the token limit) or the string "timeout" (raises a read timeout). Requests are
+    kept for assertions.
     """
 
     def __init__(self, replies: list) -> None:
@@ -82,7 +87,7 @@ class FakeMessagesAPI:
         if reply == "timeout":
             raise httpx.ReadTimeout("timed out", request=request)
         text = reply if isinstance(reply, str) else json.dumps(reply)
-        return httpx.Response(200, json=message(text))
+        return httpx.Response(200, json=message(text, "max_tokens" if isinstance(reply, CutOff) else "end_turn"))
 
     def llm(self) -> StructuredLLM:
         settings = AnthropicSettings(api_key="test-key", max_retries=0, timeout_s=5.0)

@@ -81,7 +81,8 @@ def test_reviewer_timeout_leaves_no_partial_writes_and_the_run_is_retried(servic
     writes_before = service.store.scalar("SELECT COUNT(*) FROM write_log")
     detail = service.run_extraction(run_id)
     assert detail.status == "queued" and detail.run["attempts"] == 1
-    assert "review failed (timeout)" in detail.run["error"]
+    assert "the reviewer's model request timed out. Raise extraction.reviewer_timeout_s" in detail.run["error"]
+    assert "Attempt 1 of 5 failed; the next one is due after" in detail.run["error"]
     assert records(service) == []
     assert service.store.scalar("SELECT COUNT(*) FROM write_log") == writes_before
     assert {c["outcome"] for c in detail.candidates} == {"not_written"}
@@ -99,7 +100,7 @@ def test_reviewer_invalid_output_fails_closed(service, alice):
     install(service, FakeMessagesAPI(['{"verdict": "maybe", "reason": "unsure"}']), hosted_extractor=False)
     _, run_id = ended_session(service, [("user", "I prefer tea.")])
     detail = service.run_extraction(run_id)
-    assert detail.status == "queued" and "invalid_output" in detail.run["error"]
+    assert detail.status == "queued" and "the reviewer's model reply was not valid output (verdict: Input should be" in detail.run["error"]
     assert records(service) == []
 
 

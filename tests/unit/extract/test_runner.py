@@ -1,3 +1,5 @@
+import sqlite3
+
 import pytest
 
 from memory_core.extract.runner import ExtractionRunner
@@ -271,7 +273,7 @@ def test_a_crash_during_the_writes_rolls_back_every_write_of_the_attempt(service
     class CrashOnSummary(Ingestor):
         def write(self, req, access):
             if req.source_kind == "session_summary":
-                raise RuntimeError("disk full")
+                raise sqlite3.OperationalError("database or disk is full")  # what SQLite raises then
             return super().write(req, access)
 
     healthy = service.ingestor
@@ -279,7 +281,7 @@ def test_a_crash_during_the_writes_rolls_back_every_write_of_the_attempt(service
     _, run_id = ended_session(service, [("user", "I prefer tea."), ("user", "I live in Oslo.")])
     version = service.store.records_version()
     detail = service.run_extraction(run_id)
-    assert detail.status == "queued" and "writes failed: RuntimeError: disk full" in detail.run["error"]
+    assert detail.status == "queued" and "store was busy or unreachable during writes (OperationalError: database or disk is full)" in detail.run["error"]
     assert records(service) == [] and service.store.scalar("SELECT COUNT(*) FROM write_log") == 0
     assert service.store.records_version() == version and service.index.count() == 0
     assert [c["outcome"] for c in detail.candidates] == ["rolled_back", "rolled_back"]

@@ -116,7 +116,8 @@ def test_spent_attempts_fail_the_run_and_a_manual_retry_grants_one_more(tmp_path
     service.extraction = runner
     _, run_id = ended_session(service, [("user", "I prefer tea.")])
     detail = service.run_extraction(run_id)
-    assert detail.status == "failed" and "extractor failed (api_error)" in detail.run["error"]
+    assert detail.status == "failed" and detail.run["error"].startswith("the model API failed (the model is down).")
+    assert "That was the last of its 1 attempts (extraction.max_attempts); Retry in the app gives it one more." in detail.run["error"]
     assert service.run_extraction() is None
     runner.extractor = ScriptedExtractor([{"type": "semantic", "content": "The user prefers tea.", "evidence": "I prefer tea."}])
     detail = service.retry_extraction(run_id, actor="admin", run_now=True)

@@ -122,11 +122,15 @@ def test_cli_fitness_run_and_show(tmp_path, monkeypatch, capsys):
 
     import memory_core.hostmem.fitness_cli as fitness_cli
 
-    def open_with_hashing(args):  # the command's own opener, with the unit tests' small embedder
-        return MemoryService.open(args.path, default_settings(host_memory={"enabled": True}), embedder=HashingEmbedder())
+    def open_with_hashing(args, read_only=False):  # the command's own opener, with the unit tests' small embedder
+        return MemoryService.open(args.path, default_settings(host_memory={"enabled": True}), embedder=HashingEmbedder(),
+                                  read_only=read_only)
 
     monkeypatch.setattr(fitness_cli, "_open", open_with_hashing)
     path = str(tmp_path / "cli.sqlite")
+    assert cli.main(["fitness", "show", "--path", path]) == 1  # show only looks: it creates no store
+    assert "no store at" in capsys.readouterr().err and not (tmp_path / "cli.sqlite").exists()
+    MemoryService.open(path, default_settings(), embedder=HashingEmbedder()).close()
     assert cli.main(["fitness", "show", "--path", path]) == 0
     assert "may not be enabled" in capsys.readouterr().out
     assert cli.main(["fitness", "run", "--path", path]) == 0

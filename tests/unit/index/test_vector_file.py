@@ -318,3 +318,23 @@ def test_records_added_without_the_change_feed_make_the_file_unusable(saved, clo
         assert service.index.keeper.last_load["used"] is False
         assert "not all in the change feed" in service.index.keeper.last_load["why"]
         assert state(service.index) == loaded_from_rows(saved, clock)
+
+
+def test_a_read_only_open_reads_the_file_and_writes_or_removes_nothing(saved, clock):
+    path = vectors_path(saved)
+    service = MemoryService.open(saved, settings_for(), clock=clock, embedder=HashingEmbedder(), read_only=True)
+    try:
+        assert service.index.keeper.last_load["used"] is True
+        assert service.index.keeper.write_now()["written"] is False
+    finally:
+        service.close()
+    damaged = path.read_bytes()[:-1]
+    path.write_bytes(damaged)
+    service = MemoryService.open(saved, settings_for(), clock=clock, embedder=HashingEmbedder(), read_only=True)
+    try:
+        assert service.index.keeper.last_load["used"] is False
+        assert state(service.index) == loaded_from_rows(saved, clock)
+        assert service.index.keeper.wait(60)
+    finally:
+        service.close()
+    assert path.read_bytes() == damaged  # left for a process that may write to deal with

@@ -64,9 +64,17 @@ def answers(url: str) -> bool:
         return False
 
 
+def _resolved(store):
+    return store if isinstance(store, str) else Path(store).resolve()
+
+
 @pytest.fixture
 def store(service):
-    return Path(service.store.path)
+    """The service's store as the app is given it: a file path, or (``--store-backend postgresql``) the
+    full URL. ``Path(url)`` would be a relative folder named ``postgresql:`` (it once was, and was committed)."""
+    from memory_core.notebook.launcher import store_target
+
+    return store_target(service)
 
 
 def test_the_server_runs_as_agent_memory_serve_would(store):
@@ -75,7 +83,7 @@ def test_the_server_runs_as_agent_memory_serve_would(store):
     assert command[1:4] == ["-m", "streamlit", "run"] and command[4] == str(APP)
     assert "--server.headless" in command and command[command.index("--server.port") + 1] == "8765"
     env = app.environment()
-    assert env["MEMORY_STORE"] == str(store.resolve()) and env["HF_HUB_OFFLINE"] == "1"
+    assert env["MEMORY_STORE"] == str(_resolved(store)) and env["HF_HUB_OFFLINE"] == "1"
     assert env["MEMORY_UI_CLOCK"] == "2026-04-20T09:00:00Z" and env["MEMORY_UI_EMBEDDER"] == "tests.fakes:HashingEmbedder"
     assert app.demo is False and "MEMORY_UI__DEMO_MODE" not in env
     assert app.working_directory() == APP.parent
@@ -113,7 +121,9 @@ def test_launch_app_takes_a_service_and_returns_it_started(service, tmp_path, mo
     monkeypatch.setattr("memory_core.notebook.launcher.AdminApp", stand_in)
     app = launch_app(service, height=500)
     try:
-        assert app is started[0] and app.store == Path(service.store.path).resolve() and app.running
+        from memory_core.notebook.launcher import store_target
+
+        assert app is started[0] and app.store == _resolved(store_target(service)) and app.running
         assert 'height="500"' in app._repr_html_()
     finally:
         app.stop()
