@@ -2,7 +2,7 @@
 
 Both are derived from the store and can be thrown away at any time. What they share:
 
-* **Atomic replacement.** A file is written to ``.<name>.<pid>.tmp`` in the same directory, flushed
+* **Atomic replacement.** A file is written to ``.<name>.<pid>-<random>.tmp`` in the same directory, flushed
   to disk and renamed over the old one, so a reader sees the old file or the new one, never half of
   one; a writer killed mid-write leaves only its temporary file, which the next writer removes once
   the process named in it is gone.
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+import uuid
 from pathlib import Path
 from typing import BinaryIO, Callable
 
@@ -23,7 +24,9 @@ log = logging.getLogger(__name__)
 def write_atomically(path: Path, write_body: Callable[[BinaryIO], None]) -> None:
     """Write ``path`` through ``write_body(file)`` into a temporary file, then rename it into place."""
     remove_abandoned(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    # the pid says whose it is (see remove_abandoned); the random part keeps two threads of one
+    # process from writing, and renaming, the same temporary file
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
     try:
         with open(tmp, "wb") as out:
             write_body(out)
@@ -39,7 +42,7 @@ def remove_abandoned(path: Path) -> None:
     writer's pid, and one whose process is gone will never be renamed into place."""
     for stale in path.parent.glob(f".{path.name}.*.tmp"):
         try:
-            pid = int(stale.name.rsplit(".", 2)[-2])
+            pid = int(stale.name.rsplit(".", 2)[-2].split("-")[0])
             os.kill(pid, 0)
         except ProcessLookupError:
             stale.unlink(missing_ok=True)

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from ..store.records import RECORD_TYPES, STATUSES, blob_to_vector
+from ..store.urls import sqlite_uri
 from .ann_file import store_changes
 from .vector_file import VectorFile, VectorFileError
 
@@ -227,6 +228,7 @@ class VectorFileKeeper:
         what happened. Refused (``{"written": False}``) in the states the background writer skips."""
         if not self.write:
             return {"written": False, "why": "the store is open read-only"}
+        self.wait()  # one writer at a time in a process: let a background write finish first
         with self._guard:
             snap = self._snapshot()
             if snap is None:
@@ -264,7 +266,7 @@ def _forgotten_since(store_path: Path, version: int) -> str | None:
     """Why a file written at ``version`` must go (a forget or reset committed since), read through a
     read-only connection of its own (the service may have closed its own meanwhile), or None."""
     try:
-        conn = sqlite3.connect(f"file:{store_path}?mode=ro", uri=True, timeout=30)
+        conn = sqlite3.connect(sqlite_uri(store_path, mode="ro"), uri=True, timeout=30)
         try:
             row = conn.execute("SELECT MAX(op = 'delete'), MAX(op = 'reset') FROM index_changes WHERE version > ?", (version,)).fetchone()
         finally:

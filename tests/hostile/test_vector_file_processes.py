@@ -77,7 +77,7 @@ def test_a_writer_killed_mid_file_leaves_the_old_file_and_the_next_open_is_right
     os.kill(child.pid, signal.SIGKILL)
     child.wait(timeout=30)
     assert path.read_bytes() == old  # the rename never happened
-    partial = list(saved.parent.glob(f".{path.name}.{child.pid}.tmp"))
+    partial = list(saved.parent.glob(f".{path.name}.{child.pid}-*.tmp"))
     assert len(partial) == 1 and partial[0].stat().st_size < len(old) + 3 * 256
     with open_service(saved, clock) as service:
         keeper = service.index.keeper

@@ -338,3 +338,16 @@ def test_a_read_only_open_reads_the_file_and_writes_or_removes_nothing(saved, cl
     finally:
         service.close()
     assert path.read_bytes() == damaged  # left for a process that may write to deal with
+
+
+def test_a_store_path_with_uri_characters_keeps_its_file(tmp_path, clock):
+    """The check after writing reads the feed through its own connection: a path with ?, %, # or
+    non-ASCII letters must still name the store (else every new file would be thrown away)."""
+    folder = tmp_path / "we?ird %41#dir ünï"
+    folder.mkdir()
+    path = folder / "m?e%20.sqlite"
+    with open_service(path, clock) as service:
+        fill(service, "u", 8)
+        assert service.index.keeper.write_now()["written"] is True
+    with open_service(path, clock) as service:
+        assert service.index.keeper.last_load["used"] is True
