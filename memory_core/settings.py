@@ -544,6 +544,32 @@ class HostMemorySettings(_Section):
     timeout_s: float = Field(15.0, gt=0, description="Timeout of each model request of the model decider.")
 
 
+class McpSettings(_Section):
+    session_idle_s: float = Field(
+        1800.0, gt=0, le=7 * 86400,
+        description="An MCP session over streamable HTTP with no request in flight for this long is closed, its "
+        "memory session ended and extraction queued (as when the client deletes the session).",
+    )
+    max_sessions: int = Field(1000, ge=1, le=100_000, description="Most MCP HTTP sessions one server process keeps open; "
+                              "a client opening one more gets 503 until one ends.")
+    max_request_bytes: int = Field(1_048_576, ge=1024, le=64 * 1_048_576,
+                                   description="Largest request body the MCP endpoint accepts (413 above it).")
+    max_hook_bytes: int = Field(16 * 1_048_576, ge=1024, le=512 * 1_048_576,
+                                description="Largest request body the hook endpoint accepts: a hook event with the "
+                                "transcript turns it carries (413 above it).")
+    allowed_origins: list[str] = Field(
+        default_factory=list,
+        description="Browser origins (e.g. https://app.example.com) allowed to call the HTTP server besides the "
+        "loopback ones (http://127.0.0.1, http://localhost, http://[::1], any port). A request with any other Origin "
+        "header gets 403; a request without one (not from a browser) is not refused for it.",
+    )
+    key_touch_interval_s: float = Field(
+        60.0, ge=0, le=86400,
+        description="How often a key's last-use time is written: at most once per interval per key, so a busy client "
+        "does not add a write to every request (0 writes it on every request).",
+    )
+
+
 class Settings(BaseSettings):
     """All configuration for a memory service."""
 
@@ -564,6 +590,7 @@ class Settings(BaseSettings):
     ambient: AmbientSettings = Field(default_factory=AmbientSettings, description="The ambient profile in the prompt prefix.")
     host_memory: HostMemorySettings = Field(default_factory=HostMemorySettings, description="Host-issued conditional memory (hybrid mode).")
     postgres: PostgresSettings = Field(default_factory=PostgresSettings, description="The PostgreSQL store backend.")
+    mcp: McpSettings = Field(default_factory=McpSettings, description="The MCP server and host hooks (docs/mcp.md).")
 
 
 class _DefaultsOnly(Settings):
