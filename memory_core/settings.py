@@ -188,17 +188,13 @@ class RetrievalSettings(_Section):
         90.0, gt=0, description="Half-life of the episodic recency weight applied to fused scores."
     )
     freshness_weight: float = Field(
-        0.3, ge=0.0, le=1.0,
-        description="How much of an episodic record's fused score depends on recency (0 disables the adjustment). 0.3, "
-        "with freshness_scope recency_questions: the largest weight that costs LoCoMo nothing measurable, and it puts "
-        "the newest of several dated decisions first on 13 of 23 hand-written latest-decision searches against 8 at 0 "
-        "(docs/calibration.md).",
+        0.3, ge=0.0, le=1.0, description="How much of an episodic record's fused score depends on recency (0: none); 0.3 "
+        "costs LoCoMo nothing and puts the newest of several dated decisions first more often (docs/calibration.md).",
     )
     freshness_scope: Literal["recency_questions", "always"] = Field(
         "recency_questions",
-        description="When the freshness adjustment applies: only to queries that ask about the present, the recent past or "
-        "the outcome of a decision ('currently', 'latest', 'recently', 'now', 'decide last', 'in the end', ...; not 'last "
-        "week'), or to every query (which costs LoCoMo recall at every weight measured).",
+        description="When freshness applies: to queries about the present, the recent past or a decision's outcome ('currently', "
+        "'now', 'decide last', 'in the end', ...; not 'last week'), or to every query (costs LoCoMo recall).",
     )
     collapse_threshold: float = Field(
         0.95, ge=0.5, le=1.0,
@@ -293,18 +289,9 @@ class RetrievalSettings(_Section):
         "applies the changes since, instead of training it again (about a minute at 1M rows). The file is keyed by the "
         "embedder's model and version and the store's change feed, checksummed, and removed when a record is forgotten.",
     )
-    vector_file: bool = Field(
-        True,
-        description="Keep the vector index's state in a file next to the store (<store>.vectors) so an open reads it "
-        "in one pass and applies the change feed since, instead of reading every record's embedding (10-26 s at 1M "
-        "records). Checksummed, keyed by the embedder and the store's change feed, checked against a sample of the "
-        "store's rows, rewritten in the background, and erased when a record is forgotten (docs/store.md).",
-    )
-    vector_file_min_records: int = Field(
-        10_000, ge=1,
-        description="The vector file is written once the index holds at least this many vectors (a smaller store "
-        "loads from its rows about as fast).",
-    )
+    vector_file: bool = Field(True, description="Keep the vector index in <store>.vectors, mapped on open and brought up to "
+                              "date from the change feed instead of reading every record (checks and erasure: docs/store.md).")
+    vector_file_min_records: int = Field(10_000, ge=1, description="Write the vector file once the index holds this many vectors.")
 
     @field_validator("name_model_weights")
     @classmethod
