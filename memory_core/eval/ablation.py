@@ -77,7 +77,7 @@ def replay(q: LoggedQuestion, r: Replay, limit: int = 10) -> list[str]:
     if "entity" in lists and not r.entity_when_full and len(lists["entity"]) >= r.k_per_generator:
         del lists["entity"]
         rest = {i: c["rest_cosine"] for i, c in q.candidates.items() if c.get("rest_cosine") is not None}
-        if r.name_stripped and rest:  # the pipeline's name_strip.rest_list, from the logged cosines
+        if r.name_stripped and rest:  # the pipeline's generate.name_stripped.rest_list, from the logged cosines
             lists["name_stripped"] = sorted(rest, key=lambda i: (-rest[i], q.seq.get(i, 0)))[:r.k_per_generator]
     # fuse sequence numbers, as the pipeline does, so ties break the same way (ids are random)
     ids = {q.seq.get(i, -1 - n): i for n, i in enumerate(i for items in lists.values() for i in items)}

@@ -1,6 +1,6 @@
 """Full-text postings on PostgreSQL: a ``tsvector`` per record, written from Python-made tokens.
 
-The lexical generator (``retrieve/lexical.py``) needs one thing from a full-text index: for a
+The lexical generator (``retrieve/generate/lexical_score.py``) needs one thing from a full-text index: for a
 query term, the ascending list of record seqs holding it (its doclist). It then computes its own
 score from the *readable* records' postings, on both backends, so neither FTS5's ``bm25()`` nor
 PostgreSQL's ``ts_rank`` decides any ranking (docs/retrieval.md, "Lexical search on PostgreSQL").
