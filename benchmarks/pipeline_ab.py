@@ -74,7 +74,7 @@ def run_tree(tree: Path, store: Path, searches: int, queries: list[str]) -> dict
     with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / "store.sqlite"
         shutil.copy(store, copy)
-        for suffix in (".ivf",):
+        for suffix in (".ivf", ".vectors"):  # the side files, so neither tree rebuilds one at open
             if Path(f"{store}{suffix}").exists():
                 shutil.copy(f"{store}{suffix}", f"{copy}{suffix}")
         queries_file = Path(tmp) / "queries.json"
