@@ -7,6 +7,7 @@ more than the code that produced it.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from typing import Any
 
@@ -17,9 +18,12 @@ CLIENT_INFO = {"name": "raw-test-client", "version": "1"}
 
 
 def parse_sse(text: str) -> list[dict[str, Any]]:
-    """The JSON messages of an SSE body (``data:`` lines of each event; other fields ignored)."""
+    """The JSON messages of an SSE body (``data:`` lines of each event; other fields ignored).
+
+    Lines end at CRLF, LF or CR only, as the SSE format says: ``str.splitlines`` would also cut at
+    U+2028, U+0085 and the like, which JSON carries unescaped (the tool schemas contain some)."""
     messages, data = [], []
-    for line in text.splitlines() + [""]:
+    for line in re.split(r"\r\n|\r|\n", text) + [""]:
         if line == "":
             if data:
                 payload = "\n".join(data)
@@ -143,6 +147,9 @@ class RawStdioSession:
         reply = self.request("initialize", {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": CLIENT_INFO})
         self.send_line(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode())
         return reply
+
+    def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        return self.request("tools/call", {"name": name, "arguments": arguments})
 
     def close(self) -> tuple[int, str]:
         """Close stdin (the client leaves) and wait; returns (exit code, stderr)."""
