@@ -4,6 +4,7 @@ One real server process (uvicorn, a real SQLite store, the packaged embedder) se
 each refusal is checked for its status and JSON-RPC error and for writing nothing.
 """
 
+import logging
 import re
 
 import httpx
@@ -63,6 +64,30 @@ def test_the_sdk_client_falls_back_to_a_session_and_gets_the_tools(world):
         assert service.session_context(session_id)["system_text"] == seen["instructions"]
         last_used = service.store.scalar("SELECT last_used_at FROM api_keys WHERE id = ?", (world["key_ids"]["alice"],))
         assert last_used is not None
+
+
+def test_the_sdk_client_makes_its_calls_over_the_connections_it_keeps(world, caplog):
+    """Each answer is one JSON body (mcp.http_response json), which the SDK's client reads to its
+    end and so can reuse the connection; answered with an event stream, it closes the connection
+    after the reply and opens a new one for every call."""
+    caplog.set_level(logging.DEBUG, logger="httpcore2.connection")
+    opened: dict = {}
+
+    def connections() -> int:
+        return sum(r.getMessage().startswith("connect_tcp.complete") for r in caplog.records)
+
+    async def calls():
+        async with http_client(world["server"].url, world["tokens"]["alice"]) as client:
+            await client.call_tool("memory_search", {"query": "a first call opens what the client needs"})
+            opened["before"] = connections()
+            for i in range(10):
+                result = await client.call_tool("memory_search", {"query": f"call number {i}"})
+                assert not result.is_error
+            opened["after"] = connections()
+
+    run_async(calls)
+    assert opened["before"] >= 1  # the log does show the client's connections
+    assert opened["after"] == opened["before"]
 
 
 def _raw(world, **headers) -> httpx.Response:
