@@ -9,8 +9,9 @@ non-blocking and read and written when the event loop says they are ready; anyth
 redirected to stdin, a terminal, Windows) keeps the SDK's own streams.
 
 What the SDK's transport guarantees is kept: while serving, descriptor 0 reads the null device and
-descriptor 1 writes to stderr, so a library that prints cannot corrupt the protocol stream; both
-are put back when serving ends. Lines are split at ``\\n`` and decoded as UTF-8 with undecodable
+descriptor 1 writes to stderr (the null device if there is none), so a library that prints cannot
+corrupt the protocol stream; both are put back when serving ends. The wire's own duplicates are
+numbered above 2, so they never take a closed standard descriptor's place. Lines are split at ``\\n`` and decoded as UTF-8 with undecodable
 bytes replaced, as the SDK does; what is written is encoded strictly, as the SDK does.
 """
 
@@ -25,6 +26,14 @@ from contextlib import contextmanager
 import anyio
 
 READ_CHUNK = 1 << 16
+
+
+def _dup_above_std(fd: int) -> int:
+    """A close-on-exec duplicate of ``fd`` numbered 3 or above (a plain dup could land on a closed
+    descriptor 2, which would then carry the wire where stray output is sent)."""
+    import fcntl
+
+    return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
 
 
 def _pollable(fd: int) -> bool:
@@ -103,18 +112,23 @@ def claimed_stdio() -> Iterator[tuple[LineReader, LineWriter] | None]:
         yield None
         return
     sys.stdout.flush()
-    wire_in = os.dup(0)
-    wire_out = os.dup(1)
+    wire_in = _dup_above_std(0)
+    wire_out = _dup_above_std(1)
     flags = {fd: os.get_blocking(fd) for fd in (wire_in, wire_out)}
+    try:
+        sink = os.dup(2)
+    except OSError:  # no stderr at all: stray output is dropped rather than reaching the wire
+        sink = os.open(os.devnull, os.O_WRONLY)
     null = os.open(os.devnull, os.O_RDONLY)
     try:
         os.dup2(null, 0)
-        os.dup2(2, 1)
+        os.dup2(sink, 1)
         for fd in (wire_in, wire_out):
             os.set_blocking(fd, False)
         yield LineReader(wire_in), LineWriter(wire_out)
     finally:
         os.close(null)
+        os.close(sink)
         for fd, blocking in flags.items():
             try:
                 os.set_blocking(fd, blocking)

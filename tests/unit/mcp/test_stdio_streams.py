@@ -168,3 +168,25 @@ def test_stdin_that_is_a_file_keeps_the_sdks_own_streams(tmp_path):
         done = subprocess.run([sys.executable, "-c", code], stdin=stdin, capture_output=True, timeout=120, cwd=ROOT,
                               env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.stdout.decode().strip() == "fallback", done.stderr.decode()
+
+
+def test_with_stderr_closed_the_wire_never_lands_where_stray_output_goes():
+    """A plain dup of stdin would take the free descriptor 2, and fd 1 (pointed at "stderr") would
+    then be the wire's read end; the duplicates are taken above 2 and fd 1 gets the null device."""
+    code = (
+        "import os, anyio\n"
+        "from memory_core.mcp.stdio_streams import claimed_stdio\n"
+        "async def main():\n"
+        "    os.close(2)  # free when the streams are claimed (anything opened later would take it)\n"
+        "    with claimed_stdio() as wire:\n"
+        "        reader, writer = wire\n"
+        "        assert reader.fd > 2 and writer.fd > 2, (reader.fd, writer.fd)\n"
+        "        line = await reader.__anext__()\n"
+        "        os.write(1, b'stray\\n')\n"
+        "        await writer.write('echo ' + line)\n"
+        "anyio.run(main)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], input=b"hello\n", capture_output=True, timeout=120, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0
+    assert done.stdout == b"echo hello\n"
