@@ -25,6 +25,7 @@ from ..clock import Clock, SystemClock, format_ts, parse_ts
 from ..errors import EmbedderMismatchError, InvalidInputError, NotFoundError, PolicyError, StoreUnusableError
 from ..extract.runner import ExtractionRunner
 from ..ids import new_id
+from ..inputs import check_text
 from ..index.reembed import reembed_store
 from ..index.ann import backend_factory
 from ..index.pg_vector import PgVectorIndex
@@ -75,6 +76,8 @@ class MemoryService(ExtractionMethods, AmbientMethods):
             self.index = VectorIndex(store, embedder.dim, backend_factory(r.ann_min_records, r.ann_exact_below_allowed, r.ann_nprobe))
             self.index.keep_ann_file({"model": embedder.model_name, "model_version": embedder.model_version, "kind": "faiss-ivf-sq8"},
                                      save=r.ann_persist and not store.read_only)
+            self.index.keep_vector_file({"model": embedder.model_name, "model_version": embedder.model_version},
+                                        min_records=r.vector_file_min_records, use=r.vector_file, write=not store.read_only)
         offline_judge = OfflineEntailmentJudge(embedder.embed, settings.write.entailment_min_coverage, settings.write.entailment_min_cosine)
         self.judge = (
             ModelEntailmentJudge(self.models.entailment, offline_judge)
@@ -181,6 +184,8 @@ class MemoryService(ExtractionMethods, AmbientMethods):
     def grant(self, agent_id: str, scope: str, read: bool = True, write: bool = False, *, actor: str, reason: str | None = None) -> dict:
         """Create or change a grant; refuses private agent-user scopes with the policy's reason."""
         validate_id(agent_id, "agent_id")
+        check_text(actor, "actor")
+        check_text(reason, "reason")
         parsed = parse_scope(scope)
         decision = check_grantable(parsed)
         if not decision:
@@ -192,6 +197,8 @@ class MemoryService(ExtractionMethods, AmbientMethods):
     def revoke(self, agent_id: str, scope: str, *, actor: str, reason: str | None = None) -> None:
         """Remove an agent's grant on a scope."""
         validate_id(agent_id, "agent_id")
+        check_text(actor, "actor")
+        check_text(reason, "reason")
         delete_grant(self.store, agent_id=agent_id, scope=parse_scope(scope), now=self._now(), actor=actor, reason=reason)
 
     def grants(self, agent_id: str | None = None) -> list[dict]:

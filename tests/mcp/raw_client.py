@@ -18,11 +18,10 @@ CLIENT_INFO = {"name": "raw-test-client", "version": "1"}
 
 
 def parse_sse(text: str) -> list[dict[str, Any]]:
-    """The JSON messages of an SSE body (``data:`` lines of each event; other fields ignored).
-
-    Lines end at CRLF, LF or CR only, as the SSE format says: ``str.splitlines`` would also cut at
-    U+2028, U+0085 and the like, which JSON carries unescaped (the tool schemas contain some)."""
+    """The JSON messages of an SSE body (``data:`` lines of each event; other fields ignored)."""
     messages, data = [], []
+    # SSE ends a line only at CR, LF or CRLF; str.splitlines would also break inside a JSON string at
+    # U+2028, U+0085 and the like (the tool schemas' whitespace patterns hold them literally)
     for line in re.split(r"\r\n|\r|\n", text) + [""]:
         if line == "":
             if data:
