@@ -90,6 +90,47 @@ def test_the_sdk_client_makes_its_calls_over_the_connections_it_keeps(world, cap
     assert opened["after"] == opened["before"]
 
 
+@pytest.mark.parametrize("mode", ["json", "sse"])
+def test_the_sdk_client_gets_the_same_answers_in_either_response_mode(tmp_path, mode):
+    """mcp.http_response sse (an event stream per request) still serves the SDK's client: the
+    replies it reads are of the configured kind and carry what the json mode carries."""
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    target = tmp_path / "m.sqlite"
+    prepare(target)
+    _, token = new_key(target, "assistant", "alice")
+    kinds: list[str] = []
+    seen: dict = {}
+
+    async def note(response):
+        if response.request.method == "POST" and response.status_code == 200:
+            kinds.append(response.headers["content-type"].split(";")[0])
+
+    async def conversation(url):
+        async with create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as http:
+            http.event_hooks["response"].append(note)
+            async with Client(streamable_http_client(url, http_client=http)) as client:
+                seen["tools"] = sorted(t.name for t in (await client.list_tools()).tools)
+                written = await client.call_tool("memory_write", {
+                    "type": "semantic", "content": "The user's kettle is a blue enamel one.", "attribute": "kettle"})
+                found = await client.call_tool("memory_search", {"query": "what kind of kettle"})
+                refused = await client.call_tool("memory_get", {"record_id": "no such record"})
+                seen["calls"] = (written.is_error, found.is_error, refused.is_error)
+                seen["found"] = [r["id"] for r in found.structured_content["results"]]
+                seen["written"] = written.structured_content["record_id"]
+                seen["refusal"] = refused.structured_content["error"]["code"]
+
+    with ServerProcess(target, mcp__http_response=mode) as server:
+        run_async(conversation, server.url)
+    assert seen["tools"] == ["memory_forget", "memory_get", "memory_revise", "memory_search", "memory_write"]
+    assert seen["calls"] == (False, False, True) and seen["found"] == [seen["written"]]
+    assert seen["refusal"] == "not_found"
+    expected = "application/json" if mode == "json" else "text/event-stream"
+    assert len(kinds) >= 5 and set(kinds) == {expected}, kinds
+
+
 def _raw(world, **headers) -> httpx.Response:
     body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
