@@ -364,8 +364,8 @@ def _markdown(data: dict, args) -> str:
         f"calls per tool and path, every path called once per round (order rotating), times at the client in ms; "
         f"{machine()['cpus']} CPUs shared with other work; `uptime` load average (1, 5, 15 min) at the start "
         f"{data['load_average']['start']}, after the rounds {data['load_average']['after rounds']}, at the end "
-        f"{data['load_average']['end']}. Reproduce: `.venv/bin/python -m benchmarks.mcp_latency`"
-        + (" --baseline CHECKOUT" if args.baseline else "") + ".", "",
+        f"{data['load_average']['end']}. Reproduce: `.venv/bin/python -m benchmarks.mcp_latency"
+        + (" --baseline CHECKOUT" if args.baseline else "") + "`.", "",
         markdown_table(["tool", "path", "n", "p50", "p95", "mean", "p50 over in-process (ms)", "p50 / in-process p50",
                         "CPU ms/call, this process", "CPU ms/call, server", "server context switches/call"], rows), "",
         "Rendering a result as the text a model reads (`format_tool_result`), which the server does and the in-process "
