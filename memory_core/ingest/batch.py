@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..clock import format_ts
+from ..clock import format_ts, parse_ts
 from ..errors import MemoryCoreError
 from ..policy.grants import ScopeAccess
 from ..stages import StageTimer, run_stages
@@ -135,7 +135,8 @@ def _write_batch(ingestor, chunk, total: int, dry_run: bool, progress) -> list[B
     items: list[tuple[int, WriteContext | None, StageTimer, MemoryCoreError | None]] = []
     for position, req, access in chunk:
         timer = StageTimer()
-        ctx = WriteContext(req=req, access=access, now=now, ingestor=view, source_kind=req.source_kind)
+        at = parse_ts(req.imported.fields.get("created_at")) if req.imported is not None else None
+        ctx = WriteContext(req=req, access=access, now=at or now, ingestor=view, source_kind=req.source_kind)
         try:
             run_stages(before, ctx, timer)
             items.append((position, ctx, timer, None))
@@ -144,8 +145,12 @@ def _write_batch(ingestor, chunk, total: int, dry_run: bool, progress) -> list[B
     ready = [ctx for _, ctx, _, error in items if error is None]
     if ready:  # the batch's one embedding call, its time shared among the requests
         clock = StageTimer()
+        history = [v for c in ready if c.req.imported is not None for v in c.req.imported.history]
         with clock.stage("content_embedding"):
-            vectors = ingestor.embedder.embed([embedding_text(c.req.content, c.req.procedure) for c in ready])
+            vectors = ingestor.embedder.embed([embedding_text(c.req.content, c.req.procedure) for c in ready]
+                                              + [embedding_text(v["content"], v.get("_procedure")) for v in history])
+        for version, vector in zip(history, vectors[len(ready):]):
+            version["_vector"] = vector
         share = round(clock.stages["content_embedding"] / len(ready), 3)
         for (_, ctx, timer, error), vector in zip([i for i in items if i[3] is None], vectors):
             ctx.vector = vector
@@ -177,6 +182,8 @@ def _write_one(view, conn, ctx: WriteContext, timer: StageTimer, stages) -> Memo
     conn.execute("SAVEPOINT batch_item")
     ctx.conn = conn
     try:
+        if ctx.req.imported is not None and ctx.req.imported.prepare is not None:
+            ctx.req.imported.prepare(conn, ctx)
         run_stages(stages, ctx, timer)
         outcome = ctx.outcome
         assert outcome is not None

@@ -16,6 +16,7 @@ from ..policy.rules import EVIDENCED_SOURCE_KINDS, INITIAL_CONFIDENCE, SOURCE_RA
 from ..store.records import LIVE_STATUSES, RECORD_TYPES, Record, fetch_record, fts_sync, insert_record, update_record
 from .entity_resolution import ENTITY_KINDS, link, principal_entity, resolve_entity
 from .evidence import ROLE_FOR_SOURCE, locate_quote
+from .import_fields import apply_imported, finish_import
 from .matching import FactProbe, Match, classify_contradictions, fact_text, find_same_claim, find_same_fact, same_subject_records
 from .procedures import check_procedure, embedding_text, render, store_procedure
 from .reinforcement import apply_reinforcement
@@ -197,6 +198,8 @@ def check_contradictions(ctx: "WriteContext") -> None:
     if ctx.req.revises is not None:
         ctx.match.supersede, ctx.match.conflicts = [ctx.req.revises], []
         return
+    if ctx.req.imported is not None and ctx.req.imported.fields.get("status") not in LIVE_STATUSES:
+        return  # an imported superseded or expired version replaces and disputes nothing
     classify_contradictions(ctx.match, ctx.live_on_subject, ctx.source_kind)
 
 
@@ -231,6 +234,8 @@ def persist(ctx: "WriteContext") -> None:
         update_record(conn, record.id, review_flagged_at=now, review_reason=reason)
         record.review_flagged_at, record.review_reason = now, reason
         ctx.notes.append(f"conflicts with {', '.join(match.conflicts)}, which it may not supersede; flagged for review")
+    if req.imported is not None:
+        finish_import(conn, ing.store, req.imported, record)
     ctx.outcome = _outcome(ctx, "created", record, superseded=superseded, conflicts=list(match.conflicts))
 
 
@@ -275,7 +280,7 @@ def _new_record(ctx: "WriteContext", supersede: Record | None) -> Record:
     status = initial_status(ctx.source_kind)
     expires = format_ts(ctx.now + timedelta(days=settings.provisional_ttl_days)) if status == "provisional" else None
     event_at = req.event_at or (ctx.now if req.type == "episodic" else None)
-    return Record(
+    record = Record(
         id=record_id, type=req.type,
         version=(supersede.version + 1) if supersede else 1,
         lineage_id=supersede.lineage_id if supersede else record_id,
@@ -291,3 +296,4 @@ def _new_record(ctx: "WriteContext", supersede: Record | None) -> Record:
         conflicts_with=list(ctx.match.conflicts), tags=list(dict.fromkeys(req.tags)),
         embed_model=embedder.model_name, embed_version=embedder.model_version,
     )
+    return apply_imported(record, req.imported) if req.imported is not None else record
