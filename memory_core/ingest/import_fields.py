@@ -25,6 +25,8 @@ FINAL = ("updated_at", "review_flagged_at", "review_reason", "status", "supersed
 def apply_imported(record: Record, imported: ImportedFields) -> Record:
     """``record`` as the write path built it, with the file's fields over it."""
     kept = {name: imported.fields[name] for name in KEPT if name in imported.fields}
+    file_conflicts = [c for c in imported.fields.get("conflicts_with") or [] if c not in record.conflicts_with]
+    kept["conflicts_with"] = [*file_conflicts, *record.conflicts_with]  # the file's, then any with the store's own records
     if kept.get("status") == "superseded" and not kept.get("superseded_by_id"):
         kept.pop("status")  # superseded by nothing the file holds: it stays live here
     return replace(record, **kept)
@@ -33,6 +35,7 @@ def apply_imported(record: Record, imported: ImportedFields) -> Record:
 def finish_import(conn, store, imported: ImportedFields, record: Record) -> None:
     """Inside the record's transaction: its earlier versions, then the file's final field values."""
     file_id = imported.fields.get("id")
+    imported.created.add(record.id)
     for version in imported.history:
         old = Record(**{k: v for k, v in version.items() if not k.startswith("_")})
         if old.superseded_by_id == file_id:
@@ -40,6 +43,7 @@ def finish_import(conn, store, imported: ImportedFields, record: Record) -> None
         old.subject_entity_id, old.subject = record.subject_entity_id, record.subject
         old.embed_model, old.embed_version = record.embed_model, record.embed_version
         insert_record(conn, old, version.get("_vector"))
+        imported.created.add(old.id)
         for entity_id, role in version.get("_links", []):
             link(conn, old.id, entity_id, role)
         if version.get("_procedure"):

@@ -167,8 +167,12 @@ def find_duplicate(ctx: "WriteContext") -> None:
     if req.revises is not None or not req.dedupe:
         return
     ctx.live_on_subject = same_subject_records(ctx.conn, req.scope, ctx.subject)
+    if req.imported is not None:
+        ctx.live_on_subject = [r for r in ctx.live_on_subject if r.id not in req.imported.created]
     ctx.match = find_same_claim(ctx.conn, ing.index, content=_claim_text(req), record_type=req.type, scope=req.scope,
                                 subject=ctx.subject, vector=ctx.vector, settings=ing.settings, live_on_subject=ctx.live_on_subject)
+    if req.imported is not None and ctx.match.reinforce is not None and ctx.match.reinforce.id in req.imported.created:
+        ctx.match.reinforce = None
     ctx.notes.extend(ctx.match.notes())
     note = "states the same claim as {id}; reinforced it instead of writing a copy"
     if ctx.match.reinforce is None:
@@ -176,6 +180,8 @@ def find_duplicate(ctx: "WriteContext") -> None:
         # model's memory_write, now by session-end extraction): one fact, so one record.
         probe = FactProbe(req.scope.key, fact_text(_claim_text(req)), req.source_ref or req.session_id, ctx.evidence_turn)
         ctx.match.reinforce = find_same_fact(ctx.conn, probe, req.type)
+        if req.imported is not None and ctx.match.reinforce is not None and ctx.match.reinforce.id in req.imported.created:
+            ctx.match.reinforce = None
         if ctx.match.reinforce is None:
             return
         where = f"session {probe.source_ref}" + (f" turn {ctx.evidence_turn}" if ctx.evidence_turn is not None else "")

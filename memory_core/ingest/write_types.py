@@ -52,6 +52,9 @@ class ImportedFields:
     fields: dict[str, Any]  # id (if free), times, status, confidence, observations, review flags, lineage
     history: list[dict[str, Any]] = field(default_factory=list)  # earlier versions, inserted as they were
     prepare: Any = None
+    # Records this import run created (shared by its requests): the claim rules compare an imported
+    # record with the store's other records only; how records of one file relate is in the file.
+    created: set[str] = field(default_factory=set)
 
 
 @dataclass

@@ -71,7 +71,8 @@ def _history_row(env: dict, source_kind: str, links) -> dict[str, Any]:
 class _Line:
     """One record line made into a write request, with the hook that creates its entities and sessions."""
 
-    def __init__(self, number: int, obj: dict, *, principal: tuple[str, str] | None, actor: str, sessions: dict[str, dict]):
+    def __init__(self, number: int, obj: dict, *, principal: tuple[str, str] | None, actor: str, sessions: dict[str, dict],
+                 created: set[str]):
         self.number = number
         env = obj["record"]
         check_envelope(env, f"line {number} record")
@@ -123,7 +124,7 @@ class _Line:
             review_at=_ts(env, "review_at"), source_ref=env.get("source_ref"), operation="import",
             evidence_verified=principal is None, evidence_turn=env.get("evidence_turn") if principal is None else None,
             dedupe=env.get("status") in LIVE_STATUSES, procedure=procedure,
-            imported=ImportedFields(fields=fields, history=history, prepare=self.prepare),
+            imported=ImportedFields(fields=fields, history=history, prepare=self.prepare, created=created),
         )
         for name in ("created_at", "updated_at"):
             _ts(env, name)
@@ -131,7 +132,9 @@ class _Line:
     def prepare(self, conn, ctx) -> None:
         """In the record's savepoint: its sessions, its entities (the file's id when free), and ids already taken."""
         actor = self.request.actor
-        for session_id in {self.request.session_id, self.request.imported.fields.get("last_observed_session")} - {None}:
+        cited = {version.get(name) for version in [self.request.imported.fields, *self.request.imported.history]
+                 for name in ("evidence_session_id", "last_observed_session", "source_ref")}
+        for session_id in sorted(cited - {None}):
             if session_id in self.sessions and not q.existing_ids(conn, "sessions", [session_id]):
                 q.insert_session_as_is(conn, self.sessions[session_id], dumps)
         mapping = {}
@@ -214,9 +217,10 @@ def import_file(service, path: str | Path, *, agent_id: str | None = None, user_
     sessions = {obj["session"]["id"]: obj["session"] for _, obj in parsed.sessions}
     report: list[dict[str, Any] | None] = []
     lines: list[_Line] = []
+    created: set[str] = set()  # what this run created: compared with the store's records, not with each other
     for number, obj in parsed.records:
         try:
-            lines.append(_Line(number, obj, principal=principal, actor=actor, sessions=sessions))
+            lines.append(_Line(number, obj, principal=principal, actor=actor, sessions=sessions, created=created))
             report.append(None)
         except MemoryCoreError as exc:
             report.append({"line": number, "file_id": obj["record"].get("id"), "action": "refuse", "error": exc.to_dict()})
