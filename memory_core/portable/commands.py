@@ -14,7 +14,8 @@ def _progress(label: str):
 
 
 def _open(args):
-    from memory_core import MemoryService, load_settings
+    from ..service.facade import MemoryService
+    from ..settings import load_settings
 
     return MemoryService.open(args.path, load_settings())
 
