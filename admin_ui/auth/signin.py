@@ -15,7 +15,7 @@ import json
 import streamlit as st
 
 from ..runtime import get_settings
-from .accounts import AccountsError, Account, Identity, demo_identity, demo_sign_in_allowed, identity_for_oidc, load_accounts
+from .accounts import Account, AccountsError, Identity, demo_identity, demo_sign_in_allowed, identity_for_oidc, load_accounts
 from .routes import installed_store, route_path
 from .sign_in_store import COOKIE_NAME, SIGNED_OUT, SIGNED_OUT_REASON, is_token
 
