@@ -59,7 +59,7 @@ browser:
 # The second run repeats the service-level suites on PostgreSQL (a real server the run starts and
 # stops, tests/pg_server.py); tests/contract runs on both backends in the first.
 PG_SUITES := tests/unit/ingest tests/unit/policy tests/unit/retrieve tests/unit/tools tests/unit/extract \
-	tests/unit/admin_ui tests/unit/ambient tests/unit/hostmem tests/unit/test_maintenance.py
+	tests/unit/admin_ui tests/unit/ambient tests/unit/hostmem tests/unit/mcp tests/unit/test_maintenance.py
 
 test: install browser crewai-venv
 	$(PY) -m pytest -q

@@ -300,6 +300,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_fitness_arguments(sub.add_parser("fitness", help="record or list host-memory fitness results (docs/host-memory.md)"),
                           DEFAULT_PATH)
+    from memory_core.mcp import hook_cli, keys_cli, serve_cli  # the MCP server, its keys, host hooks (docs/mcp.md)
+
+    for add in (serve_cli.add_mcp_command, keys_cli.add_keys_command, hook_cli.add_hook_command):
+        add(sub, DEFAULT_PATH)
     return parser
 
 

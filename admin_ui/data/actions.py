@@ -24,7 +24,8 @@ def require(identity: Identity, permission: str) -> None:
         raise PermissionDeniedError(f"the {identity.role} role cannot {permission.replace('_', ' ')}", role=identity.role)
 
 
-def _reason(reason: str | None) -> str:
+def require_reason(reason: str | None) -> str:
+    """The reason without surrounding whitespace; InvalidInputError when there is none."""
     text = (reason or "").strip()
     if not text:
         raise InvalidInputError("give a reason; it is kept in the audit log", field="reason")
@@ -48,7 +49,7 @@ def visible_record(service, identity: Identity, record_id: str) -> Record:
 def forget_record(service, identity: Identity, record_id: str, reason: str) -> list[str]:
     """Tombstone and erase a record and its earlier versions; a user may forget only their own."""
     require(identity, "forget")
-    reason = _reason(reason)
+    reason = require_reason(reason)
     record = visible_record(service, identity, record_id)
     if not identity.owns_scope(record.scope):
         raise PermissionDeniedError(f"record {record_id} is not in a scope you own")
@@ -67,7 +68,7 @@ def forget_preview(service, identity: Identity, record_id: str) -> list[str]:
 def confirm_record(service, identity: Identity, record_id: str, reason: str) -> Record:
     """A reviewer confirms a provisional record (promoted to confirmed at once)."""
     require(identity, "review")
-    return service.confirm(record_id, actor=identity.actor, reason=_reason(reason), promote=True)
+    return service.confirm(record_id, actor=identity.actor, reason=require_reason(reason), promote=True)
 
 
 # A person's edit in the app is a reviewed statement, not a guess: an edited inference becomes a
@@ -78,7 +79,7 @@ REVIEWED_SOURCE_KIND = "system"
 def revise_record(service, identity: Identity, record_id: str, content: str, reason: str):
     """A reviewer's edit: a new, confirmed version with the same evidence (see REVIEWED_SOURCE_KIND)."""
     require(identity, "review")
-    reason = _reason(reason)
+    reason = require_reason(reason)
     if not content or not content.strip():
         raise InvalidInputError("the new content must not be empty", field="content")
     record = service.record(record_id)
@@ -90,7 +91,7 @@ def revise_record(service, identity: Identity, record_id: str, content: str, rea
 def clear_review_flag(service, identity: Identity, record_id: str, reason: str, next_review_at: str | None = None) -> Record:
     """Clear a review-due flag; ``next_review_at`` ("next week", "2026-05-01") must resolve to a future date."""
     require(identity, "review")
-    reason = _reason(reason)
+    reason = require_reason(reason)
     when = None
     if next_review_at and next_review_at.strip():
         when = resolve_review_date(service, next_review_at).iso
@@ -122,7 +123,7 @@ def bulk(service, identity: Identity, action: str, record_ids: list[str], reason
     """Apply one review action to many records, each audited on its own; one failure does not stop the rest."""
     permission, fn = BULK_ACTIONS[action]
     require(identity, permission)
-    reason = _reason(reason)
+    reason = require_reason(reason)
     result = BulkResult()
     for n, record_id in enumerate(record_ids, 1):
         try:
@@ -141,13 +142,13 @@ def bulk(service, identity: Identity, action: str, record_ids: list[str], reason
 def add_grant(service, identity: Identity, agent_id: str, scope: str, read: bool, write: bool, reason: str) -> dict:
     """Create or change a grant; private scopes are refused by the policy with its reason."""
     require(identity, "grant")
-    return service.grant(agent_id.strip(), scope.strip(), read=read, write=write, actor=identity.actor, reason=_reason(reason))
+    return service.grant(agent_id.strip(), scope.strip(), read=read, write=write, actor=identity.actor, reason=require_reason(reason))
 
 
 def revoke_grant(service, identity: Identity, agent_id: str, scope: str, reason: str) -> None:
     """Remove an agent's grant on a scope."""
     require(identity, "grant")
-    service.revoke(agent_id, scope, actor=identity.actor, reason=_reason(reason))
+    service.revoke(agent_id, scope, actor=identity.actor, reason=require_reason(reason))
 
 
 # -- entities ----------------------------------------------------------------------------------
@@ -156,7 +157,7 @@ def revoke_grant(service, identity: Identity, agent_id: str, scope: str, reason:
 def merge_entities(service, identity: Identity, source_id: str, target_id: str, reason: str) -> dict:
     """The audited merge an operator approved (same-scope only; the core refuses others)."""
     require(identity, "merge")
-    return service.merge_entities(source_id, target_id, actor=identity.actor, reason=_reason(reason))
+    return service.merge_entities(source_id, target_id, actor=identity.actor, reason=require_reason(reason))
 
 
 # -- maintenance -------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ def render() -> str:
     lines = [
         "# Settings",
         "",
-        "Generated from `memory_core/settings.py` by `python -m memory_core.docgen.settings_doc > docs/settings.md`;",
+        "Generated from `memory_core/settings/` by `python -m memory_core.docgen.settings_doc > docs/settings.md`;",
         "a test fails when this page and the model drift apart.",
         "",
         "Build settings in code with `memory_core.load_settings(**overrides)` (nested sections as dicts, e.g.",

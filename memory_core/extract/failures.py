@@ -15,7 +15,8 @@ from pydantic import ValidationError
 from ..errors import ExternalServiceError, MemoryCoreError
 
 # Kinds of ExternalServiceError another attempt may cure.
-TRANSIENT_KINDS = frozenset({"timeout", "api_error", "invalid_output", "output_too_large"})
+TRANSIENT_KINDS = frozenset({"timeout", "api_error", "connection", "invalid_response", "invalid_output",
+                             "output_too_large"})
 
 
 def retryable(exc: BaseException) -> bool:
@@ -31,7 +32,9 @@ def retryable(exc: BaseException) -> bool:
 
 def _schema_problems(exc: BaseException) -> str | None:
     cause = exc.__cause__
-    if not isinstance(cause, ValidationError):
+    while cause is not None and not isinstance(cause, ValidationError):  # a model client may wrap it once more
+        cause = cause.__cause__
+    if cause is None:
         return None
     problems = [f"{'.'.join(str(p) for p in e['loc']) or '(reply)'}: {e['msg']}" for e in cause.errors(include_url=False)[:3]]
     more = len(cause.errors()) - len(problems)
@@ -47,6 +50,11 @@ def describe(stage: str, exc: BaseException, part: str | None = None) -> str:
         if kind == "timeout":
             return (f"the {component}'s model request timed out{where}. Raise extraction.{component}_timeout_s"
                     + (", or lower extraction.part_max_chars so each request is smaller." if component == "extractor" else "."))
+        if kind == "invalid_response":
+            return (f"the model server's answer{where} was not a chat completion ({exc.message}). Check the base URL "
+                    "points at an OpenAI-compatible API.")
+        if kind == "connection":
+            return f"the model server could not be reached{where} ({exc.message}). Check that it is running and the base URL."
         if kind == "api_error":
             return f"the model API failed{where} ({exc.message}). Check the API key, its quota and the base URL."
         if kind == "invalid_output":

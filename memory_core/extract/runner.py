@@ -264,6 +264,11 @@ class ExtractionRunner:
             if item is not None:
                 item.outcome, item.record_id = "kept_existing", existing
             return None
+        if item is None and not transcript.turns:
+            # Nothing happened that a summary could tell (an MCP session, whose server never sees the
+            # conversation, always ends like this): a record saying so would only clutter the store.
+            detail["summary"] = "no turns: nothing to summarise, so no summary was written"
+            return None
         if item is None:
             scope, where = validator.summary_scope()
             detail["summary"] = f"empty transcript; summary without a quote in the {where}"

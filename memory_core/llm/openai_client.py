@@ -116,7 +116,7 @@ class OpenAICompatibleLLM:
             raise ExternalServiceError(
                 f"the model's answer stayed unusable after one repair request: {exc.reason}{cut}",
                 kind="invalid_output", provider=PROVIDER, model=self.model, first_problem=first,
-            ) from None
+            ) from exc  # the chain keeps the schema's own complaint for the run's error (extract/failures.py)
 
     # -- one request ----------------------------------------------------------------------------
 

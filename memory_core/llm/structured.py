@@ -89,7 +89,7 @@ def parse_reply(text: str | None, schema: type[T]) -> T:
             first_error = first_error or exc
         position = body.find("{", end)
     if first_error is not None:
-        raise InvalidReply(f"the JSON object did not match the schema ({_errors_text(first_error)})")
+        raise InvalidReply(f"the JSON object did not match the schema ({_errors_text(first_error)})") from first_error
     if "{" in body:
         raise InvalidReply("the answer held no complete JSON object (malformed or cut off)")
     raise InvalidReply("the answer held no JSON object")

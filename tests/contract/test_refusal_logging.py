@@ -13,7 +13,7 @@ import json
 import pytest
 
 from memory_core import MemoryService
-from memory_core.errors import InvalidInputError
+from memory_core.errors import ExternalServiceError, InvalidInputError
 from memory_core.extract.runner import ExtractionRunner
 from memory_core.store.db import loads
 from tests.fakes import HashingEmbedder
@@ -100,7 +100,7 @@ class _FailingExtractor:
     name = "failing"
 
     def extract(self, transcript):
-        raise RuntimeError(f"the model returned {LONE!s}")
+        raise ExternalServiceError(f"the model returned {LONE!s}", kind="api_error")
 
 
 def test_an_extraction_error_quoting_a_lone_surrogate_is_recorded_and_the_run_stays_retryable(any_service, alice):
@@ -108,7 +108,7 @@ def test_an_extraction_error_quoting_a_lone_surrogate_is_recorded_and_the_run_st
     _, run_id = ended_session(any_service, [("user", "I like green tea."), ("assistant", "Noted.")])
     detail = any_service.run_extraction(run_id)
     assert detail.status == "queued", detail.run  # retried later, not stuck in 'running'
-    assert ESCAPED in detail.run["error"] and "extractor failed" in detail.run["error"]
+    assert ESCAPED in detail.run["error"] and detail.run["error"].startswith("the model API failed")
     attempt = any_service.store.query_one("SELECT outcome, error FROM extraction_attempts WHERE run_id = ?", (run_id,))
     assert attempt["outcome"] == "failed" and ESCAPED in attempt["error"]
     reason = any_service.store.scalar("SELECT reason FROM events WHERE kind = 'extraction.attempt_failed'")

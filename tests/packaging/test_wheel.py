@@ -151,8 +151,9 @@ def healthy(url: str) -> bool:
 def test_the_app_extra_installs_the_admin_app_and_serve_answers_its_health_check(fresh_venv, wheel, tmp_path):
     env, home = fresh_venv["env"], fresh_venv["home"]
     run([*fresh_venv["pip"], f"{wheel}[app]", "-c", ROOT / "requirements.lock"], env=env, cwd=home)
-    # The app script, a page and the admin_ui logic run from the installed package: the sign-in page for a
-    # visitor, the overview page for a signed-in admin (over a store the app creates with the default embedder).
+    # The page script (admin_ui/entry/page_script.py; app.py beside it is its server), a page and the admin_ui logic
+    # run from the installed package: the sign-in page for a visitor, the overview page for a signed-in admin (over a
+    # store the app creates with the default embedder).
     script = ("import json, pathlib; from streamlit.testing.v1 import AppTest; import admin_ui; "
               "from admin_ui.auth import Identity; "
               "app = pathlib.Path(admin_ui.__file__).parent / 'entry' / 'page_script.py'; "

@@ -1,7 +1,7 @@
 import pytest
 
 PAGES = ["overview.py", "search_explorer.py", "records.py", "review_queue.py", "grants.py", "entities.py",
-         "extraction.py", "logs.py", "session_context.py", "ambient_profile.py"]
+         "extraction.py", "logs.py", "session_context.py", "ambient_profile.py", "keys.py"]
 
 
 @pytest.mark.parametrize("page", PAGES)

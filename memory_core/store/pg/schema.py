@@ -24,6 +24,8 @@ two column by column), with these PostgreSQL forms:
 Migration 2 is SQLite's 90-95 (search origin, ambient decisions, session context, host-issued
 memory decisions and fitness results).
 
+Migration 4 is SQLite's 100 (API keys and host sessions, ``schema_mcp.py``).
+
 Migration 3 has no SQLite counterpart: ``record_counts``, the number of records with a vector per
 (scope, status, type), kept by statement-level triggers on ``records`` (transition tables, so a
 statement touching many rows updates each count once). The hard filter's admitted-row count is then
@@ -511,6 +513,14 @@ def _p0003_record_counts(conn) -> None:
 @pg_migration(4, "records indexed by source, for a write's same-fact check (SQLite migration 62)")
 def _p0004_records_by_source(conn) -> None:
     conn.execute_native("CREATE INDEX IF NOT EXISTS records_source ON records(source_ref, status)")
+
+
+@pg_migration(5, "API keys and host sessions reported by hooks (SQLite migration 100)")
+def _p0005_mcp(conn) -> None:
+    from .schema_mcp import MCP_TABLES
+
+    for statement in split_statements(MCP_TABLES):
+        conn.execute_native(statement)
 
 
 def split_statements(script: str) -> list[str]:

@@ -49,6 +49,16 @@ def test_a_summary_is_written_for_a_session_with_no_facts(service, alice):
     assert detail.run["summary_record_id"] == summary["id"]
 
 
+def test_a_session_with_no_turns_writes_no_summary(service, alice):
+    """An MCP session (its server never sees the conversation) ends with no turns: no "ended with no
+    turns" record is written for it, and the run still succeeds and says why (issue 25)."""
+    _, run_id = ended_session(service, [])
+    detail = service.run_extraction(run_id)
+    assert detail.status == "succeeded"
+    assert records(service) == []
+    assert detail.run["summary_record_id"] is None
+
+
 def test_a_quote_that_is_not_verbatim_is_rejected(service, alice):
     use(service, extractor=ScriptedExtractor([
         {"type": "semantic", "content": "The user prefers short answers.", "evidence": "I like answers that are short", "evidence_turn": 0},

@@ -81,7 +81,7 @@ def test_a_reviewer_answer_that_stays_invalid_fails_the_attempt_closed(chat_serv
     writes_before = service.store.scalar("SELECT COUNT(*) FROM write_log")
     detail = service.run_extraction(run_id)
     assert detail.status == "queued" and detail.run["attempts"] == 1
-    assert "review failed (invalid_output)" in detail.run["error"]
+    assert detail.run["error"].startswith("the reviewer's model reply was not valid output (the model's answer stayed unusable after one repair request")
     assert records(service) == [] and service.store.scalar("SELECT COUNT(*) FROM write_log") == writes_before
     assert {c["outcome"] for c in detail.candidates} == {"not_written"}
 
@@ -95,7 +95,7 @@ def test_an_unreachable_or_failing_server_fails_the_attempt_closed(chat_server, 
     _, run_id = ended_session(service, TURNS)
     detail = service.run_extraction(run_id)
     assert detail.status == "queued" and records(service) == []
-    assert ("api_error" if reply else "connection") in detail.run["error"]
+    assert detail.run["error"].startswith("the model API failed" if reply else "the model server could not be reached")
 
 
 def test_the_key_never_reaches_the_store(chat_server, open_service, monkeypatch):

@@ -1,0 +1,112 @@
+"""MCP sessions over streamable HTTP: each one is a memory session, owned by the key that opened it.
+
+Built from the SDK's public parts (``StreamableHTTPServerTransport``, ``serve_loop``), not its
+session manager, because each session needs its own server: the instructions a client receives at
+``initialize`` are that session's policy and ambient profile, which depend on the key's principal.
+A session is opened by an ``initialize`` POST without ``Mcp-Session-Id``; every later request
+must carry the id and the same key (another key gets 404, as for an unknown id). It ends when the
+client deletes it, after ``mcp.session_idle_s`` with no request in flight, or when the server
+stops; in every case the memory session is ended and its extraction queued.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+from uuid import uuid4
+
+from .memory_session import McpMemorySession
+from .protocol import anyio, build_server
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class HttpSession:
+    """One open MCP HTTP session."""
+
+    id: str
+    key_id: str
+    memory: McpMemorySession
+    transport: object  # mcp.server.streamable_http.StreamableHTTPServerTransport
+
+
+class HttpSessions:
+    """The open sessions of one server process, and the tasks that serve them."""
+
+    def __init__(self, *, idle_s: float, max_sessions: int, limiter: anyio.CapacityLimiter) -> None:
+        self.idle_s = idle_s
+        self.max_sessions = max_sessions
+        self.limiter = limiter
+        self._open: dict[str, HttpSession] = {}
+        self._lock = threading.Lock()
+        self._group = None
+
+    def bind(self, task_group) -> None:
+        """Serve sessions in ``task_group`` (the app's lifespan owns it)."""
+        self._group = task_group
+
+    def __len__(self) -> int:
+        return len(self._open)
+
+    def full(self) -> bool:
+        return len(self._open) >= self.max_sessions
+
+    def get(self, session_id: str, key_id: str) -> HttpSession | None:
+        """The open session with that id if ``key_id`` opened it; None otherwise (unknown and not
+        yours look the same)."""
+        entry = self._open.get(session_id)
+        return entry if entry is not None and entry.key_id == key_id else None
+
+    async def open(self, memory: McpMemorySession, key_id: str) -> HttpSession:
+        """Start serving a new session for an opened memory session; returns it (not yet initialised)."""
+        from mcp.server.streamable_http import StreamableHTTPServerTransport
+
+        if self._group is None:
+            raise RuntimeError("the HTTP app's lifespan has not started")
+        transport = StreamableHTTPServerTransport(mcp_session_id=uuid4().hex, idle_timeout=self.idle_s)
+        entry = HttpSession(transport.mcp_session_id, key_id, memory, transport)
+        with self._lock:
+            self._open[entry.id] = entry
+        try:
+            await self._group.start(self._serve, entry)
+        except BaseException:
+            await self.close(entry, why="it could not be started")
+            raise
+        return entry
+
+    async def _serve(self, entry: HttpSession, *, task_status=anyio.TASK_STATUS_IGNORED) -> None:
+        from mcp.server.runner import serve_loop
+
+        server = build_server(entry.memory, self.limiter)
+        why = "the client left"
+        try:
+            async with entry.transport.connect() as (read_stream, write_stream):
+                task_status.started()
+                with entry.transport.idle_scope:
+                    await serve_loop(server, read_stream, write_stream, lifespan_state={}, session_id=entry.id)
+                if entry.transport.idle_scope.cancelled_caught:
+                    why = f"idle for {self.idle_s:g} s"
+        except Exception:
+            why = "it failed"
+            log.exception("MCP session %s failed", entry.id)
+        finally:
+            await self.close(entry, why=why)
+
+    async def close(self, entry: HttpSession, *, why: str = "closed") -> None:
+        """Stop serving a session and end its memory session (queues extraction). Safe to repeat."""
+        with self._lock:
+            if self._open.pop(entry.id, None) is None:
+                return
+        with anyio.CancelScope(shield=True):
+            if not entry.transport.is_terminated:
+                await entry.transport.terminate()
+            run_id = await anyio.to_thread.run_sync(entry.memory.end)
+        log.info("MCP session %s ended (%s): memory session %s, extraction run %s", entry.id, why, entry.memory.id,
+                 run_id or "not queued")
+
+    async def close_all(self) -> None:
+        """End every open session (the server is stopping)."""
+        for entry in list(self._open.values()):
+            await self.close(entry, why="the server is stopping")

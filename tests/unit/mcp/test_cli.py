@@ -1,0 +1,60 @@
+"""The MCP commands' own refusals: what a person sees when something is missing or contradictory."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memory_core.cli import main
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_the_mcp_command_says_how_to_install_the_sdk_when_it_is_missing(tmp_path):
+    code = ("import sys; sys.modules['mcp'] = None; sys.modules['mcp_types'] = None\n"
+            "from memory_core.cli import main\n"
+            f"sys.exit(main(['mcp', '--path', {str(tmp_path / 'm.sqlite')!r}, '--agent-id', 'a', '--user-id', 'u']))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          cwd=ROOT)
+    assert done.returncode == 2
+    assert "pip install 'agent-memory[mcp]'" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["mcp", "--path", "{store}", "--agent-id", "a"], "needs --agent-id and --user-id"),
+    (["mcp", "--http", "--path", "{store}", "--agent-id", "a"], "identity comes from each request's key"),
+    (["mcp", "--path", "{store}", "--agent-id", "a/b", "--user-id", "u"], "agent_id must be"),
+    (["keys", "revoke", "key_0000000000000000", "--path", "{store}"], "no key"),
+    (["keys", "create", "--agent-id", "a", "--user-id", "u:x", "--path", "{store}"], "user_id must be"),
+    (["hook", "Stop", "--path", "{store}"], "a local hook needs --agent-id and --user-id"),
+])
+def test_bad_arguments_are_refused_with_a_reason(tmp_path, capsys, monkeypatch, argv, message):
+    import io
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b'{"session_id": "s"}')))
+    code = main([a.replace("{store}", str(tmp_path / "m.sqlite")) for a in argv])
+    assert code in (1, 2)  # 2 is the CLI's refusal; a hook never exits 2 (Claude Code would block), it exits 1
+    assert (code == 1) == (argv[0] == "hook")
+    assert message in capsys.readouterr().err
+
+
+def test_keys_create_prints_the_token_last_and_keys_list_never_shows_it(tmp_path, capsys):
+    from memory_core import MemoryService
+    from memory_core.mcp.keys import verify_token
+    from memory_core.settings import default_settings
+
+    store = str(tmp_path / "m.sqlite")
+    assert main(["keys", "create", "--agent-id", "assistant", "--user-id", "alice", "--kind", "host", "--path", store]) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    token = out[-1]
+    assert token.startswith("am_host_") and "shown once" in out[-2]
+    assert not any("cannot write" in line for line in out)  # a host key writes no records: no grant hint
+    assert main(["keys", "create", "--agent-id", "assistant", "--user-id", "alice", "--path", store]) == 0
+    model_out = capsys.readouterr().out
+    assert "cannot write user:alice yet" in model_out and "agent-memory grant assistant user:alice --write" in model_out
+    assert main(["keys", "list", "--path", store]) == 0 and main(["keys", "list", "--json", "--path", store]) == 0
+    listed = capsys.readouterr().out
+    assert token not in listed and token[8:] not in listed and "host" in listed
+    with MemoryService.open(store, default_settings()) as service:
+        assert verify_token(service, token).user_id == "alice"
