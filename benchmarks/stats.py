@@ -33,11 +33,13 @@ def markdown_table(header: list[str], rows: list[list[object]]) -> str:
     return "\n".join(lines)
 
 
-def save(name: str, data: dict, markdown: str) -> None:
-    """Write results/<name>.json and results/<name>.md (both committed as the latest measurement)."""
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / f"{name}.json").write_text(json.dumps(data, indent=2) + "\n")
-    (RESULTS / f"{name}.md").write_text(markdown + "\n")
+def save(name: str, data: dict, markdown: str, directory: Path = RESULTS) -> None:
+    """Write <directory>/<name>.json and .md: by default results/ (committed as the latest
+    measurement); the issue 31 scripts pass benchmarks/out/ (git-ignored) and their tables are
+    copied into benchmarks/README.md by hand."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / f"{name}.json").write_text(json.dumps(data, indent=2) + "\n")
+    (directory / f"{name}.md").write_text(markdown + "\n")
 
 
 def rss_mb() -> dict[str, float]:

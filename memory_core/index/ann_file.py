@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import struct
 import zlib
 from dataclasses import dataclass
@@ -33,6 +32,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
+
+from .side_file import remove, write_atomically
 
 log = logging.getLogger(__name__)
 
@@ -87,19 +88,14 @@ class AnnFile:
         header = {**self.identity, "format": FORMAT, "records_version": int(version), "rows": int(seqs.size),
                   "index_bytes": int(body.size), "crc32": crc}
         head = json.dumps(header, sort_keys=True).encode()
-        self._remove_abandoned()
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        try:
-            with open(tmp, "wb") as out:
-                out.write(MAGIC + struct.pack("<Q", len(head)) + head)
-                out.write(memoryview(seqs).cast("B"))
-                for start in range(0, body.size, _CHUNK):
-                    out.write(memoryview(body[start:start + _CHUNK]))
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(tmp, self.path)
-        finally:
-            tmp.unlink(missing_ok=True)
+
+        def body_writer(out) -> None:
+            out.write(MAGIC + struct.pack("<Q", len(head)) + head)
+            out.write(memoryview(seqs).cast("B"))
+            for start in range(0, body.size, _CHUNK):
+                out.write(memoryview(body[start:start + _CHUNK]))
+
+        write_atomically(self.path, body_writer)
         # A record forgotten after ``version`` may be in what was just written; the forgetting
         # process removes the file after its commit, and this check covers a forget that
         # committed before the rename (one of the two always sees the other).
@@ -114,25 +110,9 @@ class AnnFile:
             return
         self.last_event = {"saved": True, "rows": int(seqs.size), "bytes": self.path.stat().st_size}
 
-    def _remove_abandoned(self) -> None:
-        """Delete temporary files of writers that died mid-write (killed, say): each is named by its
-        writer's pid, and one whose process is gone will never be renamed into place."""
-        for stale in self.path.parent.glob(f".{self.path.name}.*.tmp"):
-            try:
-                pid = int(stale.name.rsplit(".", 2)[-2])
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                stale.unlink(missing_ok=True)
-            except (ValueError, PermissionError, OSError):
-                continue  # not ours to judge (a live process of another user, or a foreign name)
-
     def discard(self, why: str) -> None:
         """Remove the file (stale, corrupt, or holding a forgotten record's vector)."""
-        try:
-            self.path.unlink()
-            log.info("removed the approximate index file %s: %s", self.path, why)
-        except FileNotFoundError:
-            pass
+        remove(self.path, why)
         self.last_event = {"discarded": why}
 
     # -- reading ---------------------------------------------------------------------------------

@@ -36,6 +36,24 @@ class ExactBackend:
         alive[: self._size] = self._alive[: self._size]
         self._matrix, self._seqs, self._alive = matrix, seqs, alive
 
+    def adopt(self, matrix: np.ndarray, seqs: np.ndarray) -> None:
+        """Take ``matrix`` (capacity x dim, writable; a mapped vector file, say) as the backend's
+        matrix, its first ``len(seqs)`` rows live and holding those records: a bulk load without a
+        copy. Later upserts append after them, and grow (copy) only past the capacity."""
+        n = int(seqs.size)
+        if matrix.ndim != 2 or matrix.shape[1] != self.dim or matrix.shape[0] < n or matrix.dtype != np.float32:
+            raise ValueError(f"a bulk load needs a float32 matrix of at least {n} x {self.dim}, got {matrix.shape} {matrix.dtype}")
+        rows = dict(zip(seqs.tolist(), range(n)))
+        if len(rows) != n:
+            raise ValueError("a bulk load names a record twice")
+        capacity = matrix.shape[0]
+        self._matrix = matrix
+        self._seqs = np.full(capacity, -1, dtype=np.int64)
+        self._seqs[:n] = seqs
+        self._alive = np.zeros(capacity, dtype=bool)
+        self._alive[:n] = True
+        self._rows, self._size = rows, n
+
     def upsert(self, seq: int, vector: np.ndarray) -> int:
         row = self._rows.get(seq)
         if row is None:

@@ -3,13 +3,16 @@
 It holds every non-deleted record's embedding in a backend plus small metadata arrays (scope,
 status, type, event time) so the hard filter of a search can become a boolean mask without a
 per-search SQL scan. ``refresh`` applies every change another process committed since the
-``records_version`` this process last saw; call it before each search.
+``records_version`` this process last saw; call it before each search. With a vector file
+(:meth:`VectorIndex.keep_vector_file`, :mod:`.warm_start`) an open reads the state back from
+``<store>.vectors`` instead of every record.
 """
 
 from __future__ import annotations
 
 import math
 import threading
+from pathlib import Path
 
 import numpy as np
 
@@ -18,6 +21,8 @@ from ..store.db import Store
 from ..store.records import RECORD_TYPES, STATUSES, blob_to_vector
 from .ann_file import AnnFile, store_changes
 from .exact import ExactBackend
+from .vector_file import Loaded, Snapshot, VectorFile
+from .warm_start import VectorFileKeeper
 
 _STATUS_CODE = {s: i for i, s in enumerate(STATUSES)}
 _TYPE_CODE = {t: i for i, t in enumerate(RECORD_TYPES)}
@@ -42,6 +47,7 @@ class VectorIndex:
         self.version = 0
         self.ann_file: AnnFile | None = None
         self._save_ann = False
+        self.keeper: VectorFileKeeper | None = None
         self._reset()
 
     def keep_ann_file(self, identity: dict, *, save: bool = True) -> None:
@@ -57,6 +63,20 @@ class VectorIndex:
         self.ann_file = AnnFile(f"{path}.ivf", {**identity, "dim": self.dim}, store_changes(self.store))
         self._save_ann = save
         self._attach()
+
+    def keep_vector_file(self, identity: dict, *, min_records: int, use: bool = True, write: bool = True) -> None:
+        """Keep this index's state in ``<store>.vectors`` (keyed by the embedder ``identity``) once
+        the store holds ``min_records`` vectors, and open from it (:mod:`.warm_start`).
+
+        With ``use`` off the file is neither read nor written, but this process still erases it
+        when it sees a record forgotten (another process may have written it). With ``write`` off (a
+        read-only open) a usable file is read, and nothing next to the store is written or removed.
+        """
+        path = getattr(self.store, "path", None)
+        if path is None or str(path) == ":memory:":
+            return
+        self.keeper = VectorFileKeeper(self, VectorFile(f"{path}.vectors", {**identity, "dim": self.dim}), Path(path),
+                                       min_records=min_records, use=use, write=write)
 
     def _attach(self) -> None:
         if self.ann_file is not None and self._save_ann and hasattr(self.backend, "persistence"):
@@ -75,66 +95,121 @@ class VectorIndex:
     # -- loading -----------------------------------------------------------------------------
 
     def rebuild(self) -> int:
-        """Reload every live embedding from the store; returns the number of vectors."""
+        """Reload every live embedding; returns the number of vectors.
+
+        With a vector file (:meth:`keep_vector_file`) that is usable, the state comes from the file
+        and the change feed since it was written (:mod:`.warm_start`); otherwise from the store's
+        rows, one by one.
+        """
         # Lock order everywhere: the store's lock, then the index's (a writer holds the store
         # lock while it refreshes the index; the reverse order would deadlock).
         with self.store.lock, self._lock:
-            conn = self.store.conn
-            conn.execute("BEGIN")
-            try:
-                version = self.store.records_version()
-                rows = conn.execute(
-                    "SELECT seq, embedding, scope_kind, scope_id, status, type, event_at FROM records "
-                    "WHERE status != 'deleted' AND embedding IS NOT NULL ORDER BY seq"
-                ).fetchall()
-            finally:
-                conn.execute("COMMIT")
-            self._reset()
-            begin, end = getattr(self.backend, "begin_bulk", None), getattr(self.backend, "end_bulk", None)
-            if begin:
-                begin()
-            for row in rows:
-                self._apply_row(row)
-            self.version = version  # before end_bulk: an approximate index built now is saved at this version
-            if end:
-                end()
-            return self.backend.count()
+            count = self._load_warm() if self.keeper is not None and self.keeper.use else None
+            if count is None:
+                count = self._load_cold()
+        if self.keeper is not None:
+            self.keeper.after_changes()
+        return count
+
+    def _bulk(self):
+        return getattr(self.backend, "begin_bulk", None), getattr(self.backend, "end_bulk", None)
+
+    def _load_cold(self) -> int:
+        conn = self.store.conn
+        conn.execute("BEGIN")
+        try:
+            version = self.store.records_version()
+            rows = conn.execute(
+                "SELECT seq, embedding, scope_kind, scope_id, status, type, event_at FROM records "
+                "WHERE status != 'deleted' AND embedding IS NOT NULL ORDER BY seq"
+            ).fetchall()
+        finally:
+            conn.execute("COMMIT")
+        self._reset()
+        begin, end = self._bulk()
+        if begin:
+            begin()
+        for row in rows:
+            self._apply_row(row)
+        self.version = version  # before end_bulk: an approximate index built now is saved at this version
+        if end:
+            end()
+        if self.keeper is not None:
+            self.keeper.loaded_from_store(self.backend.count())
+        return self.backend.count()
+
+    def _load_warm(self) -> int | None:
+        """The state from the vector file plus the change feed since, or None (then load cold)."""
+        self._reset()
+        begin, end = self._bulk()
+        if begin:
+            begin()
+        if not self.keeper.load():  # fills the backend and the filter arrays, sets self.version
+            return None
+        changes = self._changes_since(self.version)
+        if any(c["reset"] for c in changes):  # committed by another process since the file was checked
+            return None
+        self._apply(changes)
+        if end:
+            end()
+        return self.backend.count()
 
     def refresh(self) -> int:
         """Apply changes committed (by any process) since the last seen version; returns how many."""
         current = self.store.records_version()
         if current <= self.version:
+            if self.keeper is not None and self.keeper.wanted:
+                self.keeper.after_changes()
             return 0
         with self.store.lock, self._lock:
             if current <= self.version:
                 return 0
-            changes = self.store.query(
-                "SELECT record_seq, MAX(version) AS v, MAX(op = 'reset') AS reset, MAX(op = 'delete') AS deleted "
-                "FROM index_changes WHERE version > ? GROUP BY record_seq",
-                (self.version,),
-            )
-            if self.ann_file is not None and any(c["reset"] or c["deleted"] for c in changes):
-                # A forgotten record's vector must not stay on disk (the next open builds a new file).
-                self.ann_file.discard("a record was forgotten or the store was reset")
+            changes = self._changes_since(self.version)
             if any(c["reset"] for c in changes):
+                self._forgotten(changes, "the store was reset (restore or re-embed)")
                 self.rebuild()
                 return len(changes)
-            seqs = [c["record_seq"] for c in changes]
-            for start in range(0, len(seqs), 500):
-                chunk = seqs[start : start + 500]
-                marks = ",".join("?" * len(chunk))
-                rows = self.store.query(
-                    "SELECT seq, embedding, scope_kind, scope_id, status, type, event_at FROM records "
-                    f"WHERE seq IN ({marks})",
-                    chunk,
-                )
-                found = {row["seq"] for row in rows}
-                for row in rows:
-                    self._apply_row(row)
-                for seq in set(chunk) - found:
-                    self.backend.delete(seq)
-            self.version = max(c["v"] for c in changes)
-            return len(changes)
+            self._apply(changes)
+        if self.keeper is not None:
+            self.keeper.after_changes()
+        return len(changes)
+
+    def _changes_since(self, version: int) -> list:
+        return self.store.query(
+            "SELECT record_seq, MAX(version) AS v, MAX(op = 'reset') AS reset, MAX(op = 'delete') AS deleted "
+            "FROM index_changes WHERE version > ? GROUP BY record_seq",
+            (version,),
+        )
+
+    def _forgotten(self, changes, why: str) -> None:
+        """A forgotten record's vector must not stay on disk: the files next to the store that may
+        hold it are removed (the next open, or this process, writes new ones)."""
+        if self.ann_file is not None:
+            self.ann_file.discard(why)
+        if self.keeper is not None:
+            self.keeper.forgotten([c["record_seq"] for c in changes if c["deleted"]], why)
+
+    def _apply(self, changes) -> None:
+        """Apply change-feed rows (no reset among them) to the backend and the filter arrays."""
+        if not changes:
+            return
+        if any(c["deleted"] for c in changes):
+            self._forgotten(changes, "a record was forgotten")
+        seqs = [c["record_seq"] for c in changes]
+        for start in range(0, len(seqs), 500):
+            chunk = seqs[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self.store.query(
+                "SELECT seq, embedding, scope_kind, scope_id, status, type, event_at FROM records "
+                f"WHERE seq IN ({marks})",
+                chunk,
+            )
+            found = {row["seq"] for row in rows}
+            for row in rows:
+                self._apply_row(row)
+            for seq in set(chunk) - found:
+                self.backend.delete(seq)
+        self.version = max(self.version, max(c["v"] for c in changes))
 
     def _apply_row(self, row) -> None:
         seq = row["seq"]
@@ -162,6 +237,29 @@ class VectorIndex:
             new = np.full(capacity, fill, dtype=dtype)
             new[: old.shape[0]] = old
             setattr(self, name, new)
+
+    # -- the vector file (called by warm_start under both locks) -----------------------------------
+
+    def snapshot(self, anchor: dict) -> Snapshot:
+        """The live rows as they are now, for :class:`.vector_file.VectorFile` (the matrix is not
+        copied: a row changed later is re-read from the change feed when the file is loaded)."""
+        size = self.backend.seqs().shape[0]
+        rows = np.flatnonzero(self.backend.alive()[:size])
+        scopes = [None] * len(self._scope_codes)
+        for scope, code in self._scope_codes.items():
+            scopes[code] = scope
+        return Snapshot(version=self.version, anchor=anchor, scopes=scopes, statuses=list(STATUSES), types=list(RECORD_TYPES),
+                        seqs=self.backend.seqs()[rows].copy(), scope=self._scope[rows].copy(), status=self._status[rows].copy(),
+                        type=self._type[rows].copy(), event=self._event[rows].copy(), matrix=self.backend._matrix, rows=rows)
+
+    def install(self, loaded: Loaded, scopes: list[str], version: int) -> None:
+        """A bulk load: ``loaded``'s matrix and rows become the backend's, with their filter values, as of ``version``."""
+        self.backend.adopt(loaded.matrix, loaded.seqs)
+        n = loaded.seqs.size
+        self._ensure(n)
+        self._scope[:n], self._status[:n], self._type[:n], self._event[:n] = loaded.scope, loaded.status, loaded.type, loaded.event
+        self._scope_codes = {scope: code for code, scope in enumerate(scopes)}
+        self.version = version
 
     # -- queries -----------------------------------------------------------------------------
 

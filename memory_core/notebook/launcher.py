@@ -117,7 +117,12 @@ def _end_group(proc: subprocess.Popen, timeout: float) -> None:
             break
         if _group_gone(proc, wait):
             break
-    proc.poll()
+    # The leader shows as a zombie while its other threads are still being torn down, and only
+    # then can it be reaped: wait a moment for that rather than leave it looking alive.
+    try:
+        proc.wait(timeout=5.0)
+    except subprocess.TimeoutExpired:
+        pass
 
 
 class AdminApp:

@@ -36,13 +36,25 @@ def _r(value: float | None) -> float | None:
     return None if value is None else round(value, 6)
 
 
+# "last" asks for the newest ("what did we decide last", "the last time") unless it names a past
+# period ("last week", "last summer": LoCoMo's 18 questions with "last" are all of that kind).
+_PERIODS = (r"(?:week|weekend|month|year|night|evening|morning|afternoon|summer|winter|spring|autumn|fall|season|quarter|"
+            r"semester|monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|july|"
+            r"august|september|october|november|december)s?")
 RECENCY_WORDS = re.compile(
+    r"\b(recent|recently|lately|latest|newest|currently|current|nowadays|these days|right now|now|at the moment|anymore|"
+    r"still|today|this (?:week|month|year)|final|finally|in the end|settled? on|land(?:ed)? on|"
+    rf"last(?!\s+{_PERIODS}\b))\b", re.IGNORECASE)
+# Before issue 31 (kept for the measurement in benchmarks/ranking_sweep.py): without "last", "now",
+# "at the moment" and the words that ask for the outcome of a decision (final, in the end, settle on, land on).
+PREVIOUS_RECENCY_WORDS = re.compile(
     r"\b(recent|recently|lately|latest|newest|currently|current|nowadays|these days|right now|anymore|still|today|"
     r"this (?:week|month|year))\b", re.IGNORECASE)
 
 
 def asks_about_recency(query: str) -> bool:
-    """Does the query ask about the present or the recent past ("what am I currently reading")?"""
+    """Does the query ask about the present, the recent past or the outcome of a decision ("what am I
+    currently reading", "what did we decide last about the database")?"""
     return bool(RECENCY_WORDS.search(query))
 
 

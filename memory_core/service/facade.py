@@ -76,6 +76,8 @@ class MemoryService(ExtractionMethods, AmbientMethods, AdminMethods):
             self.index = VectorIndex(store, embedder.dim, backend_factory(r.ann_min_records, r.ann_exact_below_allowed, r.ann_nprobe))
             self.index.keep_ann_file({"model": embedder.model_name, "model_version": embedder.model_version, "kind": "faiss-ivf-sq8"},
                                      save=r.ann_persist and not store.read_only)
+            self.index.keep_vector_file({"model": embedder.model_name, "model_version": embedder.model_version},
+                                        min_records=r.vector_file_min_records, use=r.vector_file, write=not store.read_only)
         offline_judge = OfflineEntailmentJudge(embedder.embed, settings.write.entailment_min_coverage, settings.write.entailment_min_cosine)
         self.judge = (
             ModelEntailmentJudge(self.models.entailment, offline_judge)

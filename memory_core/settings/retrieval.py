@@ -91,14 +91,13 @@ class RetrievalSettings(_Section):
         90.0, gt=0, description="Half-life of the episodic recency weight applied to fused scores."
     )
     freshness_weight: float = Field(
-        0.0, ge=0.0, le=1.0,
-        description="How much of an episodic record's fused score depends on recency (0, the default, disables the "
-        "adjustment: on LoCoMo it lowered recall, also on its recency questions; docs/retrieval.md).",
+        0.3, ge=0.0, le=1.0, description="How much of an episodic record's fused score depends on recency (0: none); 0.3 "
+        "costs LoCoMo nothing and puts the newest of several dated decisions first more often (docs/calibration.md).",
     )
     freshness_scope: Literal["recency_questions", "always"] = Field(
         "recency_questions",
-        description="When the freshness adjustment applies: only to queries that ask about the present or the recent past "
-        "('currently', 'latest', 'recently', ...), or to every query.",
+        description="When freshness applies: to queries about the present, the recent past or a decision's outcome ('currently', "
+        "'now', 'decide last', 'in the end', ...; not 'last week'), or to every query (costs LoCoMo recall).",
     )
     collapse_threshold: float = Field(
         0.95, ge=0.5, le=1.0,
@@ -193,6 +192,9 @@ class RetrievalSettings(_Section):
         "applies the changes since, instead of training it again (about a minute at 1M rows). The file is keyed by the "
         "embedder's model and version and the store's change feed, checksummed, and removed when a record is forgotten.",
     )
+    vector_file: bool = Field(True, description="Keep the vector index in <store>.vectors, mapped on open and brought up to "
+                              "date from the change feed instead of reading every record (checks and erasure: docs/store.md).")
+    vector_file_min_records: int = Field(10_000, ge=1, description="Write the vector file once the index holds this many vectors.")
 
     @field_validator("name_model_weights")
     @classmethod

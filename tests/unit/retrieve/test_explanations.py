@@ -94,14 +94,16 @@ def test_a_stage_cannot_drop_a_candidate_without_a_reason(service):
         Pipeline([_Seed(), _Sloppy()]).run(ctx)
 
 
-def test_freshness_is_off_by_default_and_limited_to_recency_questions(make_service):
-    service = make_service()
-    service.grant("assistant", "user:alice", read=True, write=True, actor="t")
-    alice = service.start_session(agent_id="assistant", user_id="alice")
+def test_freshness_is_on_by_default_for_recency_questions_only_and_off_at_weight_0(make_service):
+    """Shipped at weight 0.3 for recency questions (issue 31, docs/calibration.md); weight 0 turns it off."""
+    off = make_service(freshness_weight=0.0)
+    off.grant("assistant", "user:alice", read=True, write=True, actor="t")
+    alice = off.start_session(agent_id="assistant", user_id="alice")
     write(alice, "Reviewed concise answer guidelines with Priya.", type="episodic", event_at="2026-02-01T10:00:00Z")
-    stage = search(service, alice, "latest answer guidelines").trace.stage("freshness")
+    stage = search(off, alice, "latest answer guidelines").trace.stage("freshness")
     assert stage.status == "skipped" and stage.notes == ["freshness_weight is 0"]
-    on = make_service("on.sqlite", freshness_weight=0.5)
+    on = make_service("on.sqlite")
+    assert on.settings.retrieval.freshness_weight == 0.3 and on.settings.retrieval.freshness_scope == "recency_questions"
     on.grant("assistant", "user:alice", read=True, write=True, actor="t")
     session = on.start_session(agent_id="assistant", user_id="alice")
     write(session, "Reviewed concise answer guidelines with Priya.", type="episodic", event_at="2026-02-01T10:00:00Z")
