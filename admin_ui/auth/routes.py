@@ -10,9 +10,12 @@ its Starlette server), and the page script (``admin_ui/entry/page_script.py``) r
   script issued for the sign-in's token and sets the cookie ``HttpOnly; SameSite=Strict``, plus
   ``Secure`` when the request came over TLS (Streamlit's own ``server.sslCertFile``, or a proxy
   saying ``X-Forwarded-Proto: https``).
-- ``POST /_am/session/clear``: replaces a cookie whose sign-in has ended (signed out, expired,
-  taken as stolen) with the signed-out marker. It never ends a sign-in: the script does that
-  on the server (:meth:`SignInStore.end`), so a cross-site or late request can change nothing.
+- ``POST /_am/session/clear``: replaces a cookie whose sign-in was signed out (or that this
+  server does not know) with the signed-out marker. It never ends a sign-in: the script does that
+  on the server (:meth:`SignInStore.end`), so a cross-site or late request can change nothing. A
+  cookie whose sign-in ended otherwise (taken as stolen, expired, idle) is kept, because the
+  reason is found through it: a reloading tab's old page asks for the clear too, and its request
+  can land before the reloaded page has read the cookie (:meth:`SignInStore.clearable`).
 - :class:`RotateOnPageLoad`: on each page load (a document request) the cookie's token is
   exchanged for a new one (see :mod:`admin_ui.auth.sign_in_store` for why).
 
@@ -125,7 +128,7 @@ def make_routes(store: SignInStore) -> list[Route]:
         if not same_site_request(request.headers):
             return _no_store(403)
         response = _no_store(204)
-        if not store.live(_cookie_of(request.headers)):
+        if store.clearable(_cookie_of(request.headers)):
             response.headers.append("set-cookie", cookie_header(SIGNED_OUT, store.ttl_s, over_tls(request.scope, request.headers)))
         return response
 

@@ -32,8 +32,11 @@ Signing out ends the sign-in here (:meth:`~SignInStore.end`): every Streamlit se
 it is told (``on_end``), so every open tab of every browser that held it shows the sign-in page
 without a reload, and the page then asks ``/_am/session/clear`` to replace the dead cookie with
 the signed-out marker (the route never ends a sign-in itself, so a late call from a stale tab
-cannot end a newer one). Tokens live in this process only: a restart signs everybody out, which is the
-safe direction. Nothing here touches Streamlit, so it is unit-tested directly.
+cannot end a newer one). A cookie whose sign-in ended for another reason (taken as stolen, expired,
+idle) is left as it is (:meth:`~SignInStore.clearable`): the server finds the reason through it, so
+every later page load of that browser can still say why. Tokens live in this process only: a
+restart signs everybody out, which is the safe direction. Nothing here touches Streamlit, so it is
+unit-tested directly.
 """
 
 from __future__ import annotations
@@ -228,10 +231,23 @@ class SignInStore:
         return ended
 
     def live(self, token: str | None) -> bool:
-        """Whether ``token`` still opens a sign-in (the clear route leaves a live cookie alone)."""
+        """Whether ``token`` still opens a sign-in."""
         with self._lock:
             sign_in = self._sign_ins.get(self._tokens.get(token or "", ""))
             return sign_in is not None and not sign_in.ended and not self._over(sign_in, self._clock())
+
+    def clearable(self, token: str | None) -> bool:
+        """Whether the clear route may replace the cookie ``token`` with the signed-out marker.
+
+        Only when the marker loses nothing: the token opens no sign-in this server knows, or its
+        sign-in was signed out. A live cookie stays, and so does one whose sign-in ended for
+        another reason (taken as stolen, expired, idle), because the next page load finds that
+        reason through it. The clear is asked for by every page that showed the sign-in, and the
+        one still open while its tab reloads can land before the reloaded page has read the cookie.
+        """
+        with self._lock:
+            sign_in = self._sign_ins.get(self._tokens.get(token or "", ""))
+            return sign_in is None or sign_in.ended == SIGNED_OUT_REASON  # live or over-but-not-ended: kept
 
     # -- internals (called with the lock held) -------------------------------------------------
 

@@ -9,7 +9,7 @@ from starlette.testclient import TestClient
 
 from admin_ui.auth import Identity
 from admin_ui.auth.routes import RotateOnPageLoad, cookie_header, make_routes
-from admin_ui.auth.sign_in_store import COOKIE_NAME, SIGNED_OUT, SignInStore
+from admin_ui.auth.sign_in_store import COOKIE_NAME, IDLE, REUSED, SIGNED_OUT, SignInStore
 
 CHROME = "Mozilla/5.0 (X11; Linux x86_64) Chrome/140.0"
 PAGE = {"user-agent": CHROME, "sec-fetch-dest": "document", "sec-fetch-site": "none", "accept": "text/html"}
@@ -109,3 +109,52 @@ def test_the_clear_route_drops_a_dead_cookie_and_leaves_a_live_one(store):
 def test_the_cookie_only_ever_holds_a_token_or_the_marker(value):
     with pytest.raises(ValueError):
         cookie_header(value, 60, False)
+
+
+def test_a_late_clear_from_the_owners_old_page_keeps_a_stolen_cookie_so_the_reloaded_page_says_why():
+    """The requests of tests/e2e/test_trust.py's copied-cookie test, in the order that lost the reason.
+
+    The owner's reload presents the token the copy replaced: the sign-in ends as stolen and both
+    open tabs are re-run. The owner's old page, still open while its reload is in flight, asks the
+    clear route to drop the dead cookie before the reloaded page's session reads it.
+    """
+    told: list[set[str]] = []
+    store = SignInStore(on_end=lambda sessions: told.append(set(sessions)))
+    with client(store) as owner, client(store) as copy:
+        sign_in, _ = claim(owner, store)
+        store.bind(sign_in.id, "owner-tab")  # the tab that signed in (remember())
+        (held,) = [c for c in owner.cookies.jar if c.name == COOKIE_NAME]
+        copy.cookies.set(COOKIE_NAME, held.value, domain=held.domain, path=held.path)  # copied as it is
+        copy.get("/", headers=PAGE)  # the copy loads a page: its cookie is rotated...
+        assert store.resume(copy.cookies.get(COOKIE_NAME), CHROME, "copy-tab").sign_in is sign_in  # ...and used
+        reload = owner.get("/", headers=PAGE)  # the owner's reload: a replaced token, taken as theft
+        assert "set-cookie" not in reload.headers and sign_in.ended == REUSED
+        assert told == [{"owner-tab", "copy-tab"}]  # both tabs re-run, and each page asks for the clear
+        late = owner.post("/_am/session/clear", headers=FETCH)
+        copy_clear = copy.post("/_am/session/clear", headers=FETCH)
+        assert late.status_code == copy_clear.status_code == 204
+        assert "set-cookie" not in late.headers and "set-cookie" not in copy_clear.headers
+        # The reloaded page's session presents what the browser now holds: it is told why.
+        assert store.resume(owner.cookies.get(COOKIE_NAME), CHROME, "owner-reloaded").reason == REUSED
+        assert store.resume(copy.cookies.get(COOKIE_NAME), CHROME, "copy-reloaded").reason == REUSED
+        # ... and neither cookie opens anything again.
+        assert "set-cookie" not in owner.get("/", headers=PAGE).headers
+        assert "set-cookie" not in copy.get("/", headers=PAGE).headers
+        assert sign_in.ended == REUSED
+
+
+def test_the_clear_route_replaces_a_signed_out_or_unknown_cookie_and_keeps_an_expired_one():
+    clock = [1000.0]
+    store = SignInStore(ttl_s=3600, idle_s=600, clock=lambda: clock[0])
+    for value in (SIGNED_OUT, "x" * 43):  # nothing to lose: the marker says as much
+        with client(store) as http:
+            http.cookies.set(COOKIE_NAME, value)
+            assert attributes(http.post("/_am/session/clear", headers=FETCH).headers["set-cookie"])["value"] == SIGNED_OUT
+    with client(store) as http:
+        sign_in, _ = claim(http, store)
+        idle = sign_in.token
+        clock[0] += 601
+        assert "set-cookie" not in http.post("/_am/session/clear", headers=FETCH).headers  # over, not yet told
+        assert store.resume(idle, CHROME, "tab").reason == IDLE
+        assert "set-cookie" not in http.post("/_am/session/clear", headers=FETCH).headers  # the reason stays
+        assert store.resume(http.cookies.get(COOKIE_NAME), CHROME, "reloaded").reason == IDLE

@@ -127,3 +127,26 @@ def test_unknown_tokens_and_the_signed_out_marker_find_nobody(store, token):
 
 def test_only_issued_values_look_like_tokens():
     assert not is_token("abc") and not is_token("a;b" * 15) and not is_token(None) and not is_token("x" * 44)
+
+
+def test_only_a_signed_out_or_unknown_cookie_may_become_the_marker(store, clock):
+    """The clear route's rule: the marker replaces a cookie only when it says no less than the cookie."""
+    sign_in, token = signed_in(store)
+    assert not store.clearable(token)  # live
+    for unknown in (None, "", SIGNED_OUT, "x" * 43):
+        assert store.clearable(unknown)
+    store.end(sign_in.id)
+    assert store.clearable(token)  # signed out: the marker says just that
+    stolen, first = signed_in(store, "tab-2")
+    copied, _ = store.rotate(first, CHROME)
+    store.resume(copied, CHROME, "copy")
+    assert store.rotate(first, CHROME) is None and stolen.ended == REUSED
+    assert not store.clearable(first) and not store.clearable(copied)  # both still lead to the reason
+    assert store.resume(first, CHROME, "reloaded").reason == REUSED
+    idle, idle_token = signed_in(store, "tab-3")
+    clock.now += 601
+    assert not store.clearable(idle_token)  # over but not yet told: the next load ends it and says why
+    assert store.resume(idle_token, CHROME, "tab-4").reason == IDLE and not store.clearable(idle_token)
+    clock.now += 3600  # past every sign-in's lifetime: purged at the next start, then unknown
+    store.start(ALICE, CHROME)
+    assert store.clearable(first) and store.clearable(idle_token)
