@@ -20,7 +20,8 @@ hashing embedder is used so the store, not the model, is measured. Afterwards ev
 content is looked up: each must be stored exactly once (lost and duplicated are reported).
 PostgreSQL processes also count the statements they sent per operation (each about one round trip,
 except pipelined batches). The machine's load average is recorded before and after each
-configuration. Writes benchmarks/results/pg_fleet.{json,md}.
+configuration. Writes benchmarks/results/pg_fleet.{json,md} (``--name`` another name, e.g. for the same
+script run with another tree's ``memory_core`` first on PYTHONPATH).
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ def host_process(target: str, worker: int, writes: int, reads: int, ready, start
         for i in range(writes):
             t = time.perf_counter()
             result = session.call_tool("memory_write", {"type": "episodic", "target": "personal",
-                                                        "content": f"Fleet host {worker} shipped build {worker}.{i} to staging."})
+                                                        "content": f"Fleet host {worker} shipped build w{worker}n{i} to staging."})
             out["write_ms"].append((time.perf_counter() - t) * 1000)
             if not result.get("ok"):
                 raise RuntimeError(result)
@@ -83,7 +84,7 @@ def host_process(target: str, worker: int, writes: int, reads: int, ready, start
         for i in range(reads):
             sent = _statements(service)
             t = time.perf_counter()
-            found = session.call_tool("memory_search", {"query": f"which build did host {worker} ship, {worker}.{i % writes}?"})
+            found = session.call_tool("memory_search", {"query": f"which build did host {worker} ship, w{worker}n{i % writes}?"})
             out["search_ms"].append((time.perf_counter() - t) * 1000)
             searched += _statements(service) - sent
             if not found.get("ok", True) or "results" not in found:
@@ -131,10 +132,15 @@ def run_fleet(target: str, writers: int, writes: int, reads: int) -> dict:
     write_wall = max(r["write_wall_s"] for r in reports)
     check = _open(target)
     try:
-        expected = [f"Fleet host {r['worker']} shipped build {r['worker']}.{i} to staging."
+        expected = [f"Fleet host {r['worker']} shipped build w{r['worker']}n{i} to staging."
                     for r in reports for i in range(writes)]
         counts = {row[0]: row[1] for row in check.store.query(
             "SELECT content, COUNT(*) FROM records WHERE content LIKE 'Fleet host %' AND status != 'deleted' GROUP BY content")}
+        returned = {f"Fleet host {r['worker']} shipped build w{r['worker']}n{i} to staging.": rid
+                    for r in reports for i, rid in enumerate(r["ids"])}
+        missing = [c for c in expected if counts.get(c, 0) == 0][:5]
+        lost_examples = [{"content": c, "returned": returned.get(c), "stored": dict(check.store.query_one(
+            "SELECT id, content, status, observations FROM records WHERE id = ?", (returned.get(c),)) or {})} for c in missing]
     finally:
         check.close()
     lost = sum(1 for c in expected if counts.get(c, 0) == 0)
@@ -144,6 +150,7 @@ def run_fleet(target: str, writers: int, writes: int, reads: int) -> dict:
     return {
         "writers": writers, "writes": writers * writes, "write_wall_s": round(write_wall, 2),
         "writes_per_s": round(writers * writes / write_wall, 1), "lost": lost, "duplicated": duplicated,
+        "lost_examples": lost_examples,
         "write_ms": summary([x for r in reports for x in r["write_ms"]]),
         "search_ms": summary([x for r in reports for x in r["search_ms"]]),
         "get_ms": summary([x for r in reports for x in r["get_ms"]]),
@@ -180,6 +187,7 @@ def main() -> None:
     parser.add_argument("--reads", type=int, default=20)
     parser.add_argument("--pg-url")
     parser.add_argument("--skip-sqlite", action="store_true")
+    parser.add_argument("--name", default="pg_fleet", help="results file name (another code tree's run beside this one)")
     args = parser.parse_args()
 
     server = _server(args.pg_url)
@@ -210,7 +218,7 @@ def main() -> None:
             proxy.stop()
         server.stop()
     data["load_end"] = load_average()
-    save("pg_fleet", data, render(data))
+    save(args.name, data, render(data))
     print(render(data))
 
 

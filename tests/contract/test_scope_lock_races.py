@@ -167,3 +167,45 @@ def test_a_forget_racing_reinforcements_is_never_undone(store_and_run):
         assert late == [], [dict(x) for x in late]
     finally:
         check.close()
+
+
+def _lock_waiters(store) -> int:
+    return int(store.scalar("SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"))
+
+
+def test_a_writer_of_another_scope_never_waits_and_one_of_the_same_scope_does(new_target):
+    """PostgreSQL: while a transaction holds user:alice's lock, a write to user:bob commits; a write
+    to user:alice waits for it (seen in pg_locks), then commits once it ends."""
+    import threading
+
+    from memory_core.store.backend import open_store
+
+    url = new_target("postgresql")
+    svc = open_service(url)
+    holder = open_store(url, "2026-03-05T10:00:00Z")
+    try:
+        for user in ("alice", "bob"):
+            svc.grant(f"agent_{user}", f"user:{user}", read=True, write=True, actor="t")
+        sessions = {u: svc.start_session(agent_id=f"agent_{u}", user_id=u) for u in ("alice", "bob")}
+        done: dict[str, dict] = {}
+
+        def write_for(user: str) -> None:
+            done[user] = sessions[user].call_tool("memory_write", {"type": "episodic", "target": "personal",
+                                                                   "content": f"{user} filed the quarterly report."})
+
+        with holder.transaction({"user:alice"}):
+            bob = threading.Thread(target=write_for, args=("bob",))
+            bob.start()
+            bob.join(timeout=300)
+            assert not bob.is_alive() and done["bob"]["ok"], done  # committed while alice's scope is held
+            alice = threading.Thread(target=write_for, args=("alice",))
+            alice.start()
+            while _lock_waiters(holder) == 0:  # the server shows the write queued on alice's lock
+                assert alice.is_alive() and "alice" not in done, done
+                threading.Event().wait(0.01)
+            assert "alice" not in done
+        alice.join(timeout=300)
+        assert done["alice"]["ok"], done
+    finally:
+        holder.close()
+        svc.close()
