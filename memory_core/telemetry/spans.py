@@ -94,17 +94,15 @@ def search_done(scope: Scope | NoScope, ctx: Any) -> None:
 
 def search_outcome(ctx: Any) -> dict[str, Any]:
     """What a finished search found: counts, the decisions taken, and the total time."""
-    halted_at = None
-    for earlier, later in zip(ctx.stages, ctx.stages[1:]):
-        if later.status == "skipped" and earlier.status != "skipped" and ctx.halted:
-            halted_at = earlier.name
-            break
+    embedding = next((t.outputs for t in ctx.stages if t.name == "query_embedding"), {})
     out = {
         "gen_ai.memory.record.count": len(ctx.results),
         "agent_memory.search.candidates": len(ctx.pool),
         "agent_memory.search.dropped": len(ctx.dropped),
         "agent_memory.search.empty": not ctx.results,
-        "agent_memory.search.halted_at": halted_at,
+        # written into the query_embedding trace by the stage that waited for the vector, after that stage's span ended
+        "agent_memory.search.embedding_ms": embedding.get("embedding_ms"),
+        "agent_memory.search.embedding_waited_ms": embedding.get("waited_ms"),
         "agent_memory.search.scopes.count": len(ctx.scopes),
         "agent_memory.search.scope_kinds": sorted({s.split(":", 1)[0] for s in ctx.scopes}) or None,
         "agent_memory.search.rewrite.status": ctx.rewrite_status.split(":", 1)[0],
@@ -131,12 +129,17 @@ def stage(parent: Scope | NoScope, name: str, ctx: Any) -> Scope | NoScope:
     if not parent.recording:
         return NO_SCOPE
     scope = parent.child(f"search_stage {name}", {"agent_memory.stage.name": name})
+    already_halted = ctx.halted
 
     def recorded() -> dict[str, Any]:
         trace = ctx.stages[-1] if ctx.stages and ctx.stages[-1].name == name else None
         if trace is None:
             return {}
+        ended_search = ctx.halted and not already_halted
+        if ended_search:  # this stage found the answer empty: the rest are skipped (or always run)
+            parent.set({"agent_memory.search.halted_at": name})
         return {
+            "agent_memory.stage.ended_search": ended_search,
             "agent_memory.stage.status": trace.status,
             "agent_memory.stage.ms": trace.ms,
             "agent_memory.stage.dropped": len(trace.dropped),
