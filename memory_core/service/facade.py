@@ -25,6 +25,7 @@ from ..clock import Clock, SystemClock, format_ts, parse_ts
 from ..errors import EmbedderMismatchError, InvalidInputError, NotFoundError, PolicyError, StoreUnusableError
 from ..extract.runner import ExtractionRunner
 from ..ids import new_id
+from ..inputs import check_text
 from ..index.reembed import reembed_store
 from ..index.ann import backend_factory
 from ..index.pg_vector import PgVectorIndex
@@ -188,6 +189,8 @@ class MemoryService(ExtractionMethods, AmbientMethods):
     def grant(self, agent_id: str, scope: str, read: bool = True, write: bool = False, *, actor: str, reason: str | None = None) -> dict:
         """Create or change a grant; refuses private agent-user scopes with the policy's reason."""
         validate_id(agent_id, "agent_id")
+        check_text(actor, "actor")
+        check_text(reason, "reason")
         parsed = parse_scope(scope)
         decision = check_grantable(parsed)
         if not decision:
@@ -199,6 +202,8 @@ class MemoryService(ExtractionMethods, AmbientMethods):
     def revoke(self, agent_id: str, scope: str, *, actor: str, reason: str | None = None) -> None:
         """Remove an agent's grant on a scope."""
         validate_id(agent_id, "agent_id")
+        check_text(actor, "actor")
+        check_text(reason, "reason")
         delete_grant(self.store, agent_id=agent_id, scope=parse_scope(scope), now=self._now(), actor=actor, reason=reason)
 
     def grants(self, agent_id: str | None = None) -> list[dict]:
