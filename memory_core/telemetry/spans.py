@@ -107,7 +107,7 @@ def search_outcome(ctx: Any) -> dict[str, Any]:
         "agent_memory.search.scope_kinds": sorted({s.split(":", 1)[0] for s in ctx.scopes}) or None,
         "agent_memory.search.rewrite.status": ctx.rewrite_status.split(":", 1)[0],
         "agent_memory.search.rerank.status": (ctx.rerank_outcome or {}).get("status"),
-        "agent_memory.search.gate.decision": (ctx.gate_summary or {}).get("decision"),
+        "agent_memory.search.gate.passed": (ctx.gate_summary or {}).get("passed"),
         "agent_memory.search.budget_used": ctx.budget_used,
         "agent_memory.search.total_ms": ctx.total_ms if ctx.total_ms is not None else ctx.elapsed_ms(),
     }

@@ -61,7 +61,9 @@ def test_no_query_memory_text_evidence_or_user_id_reaches_a_span_attribute(trace
     session.call_tool("memory_get", {"record_id": query})  # a text where an id belongs
     session.call_tool(query, {"query": query})  # a text where a tool name belongs
 
-    assert traced.spans("search_memory"), "the searches made no spans"
+    assert len(traced.spans("execute_tool memory_search")) == 2
+    if not any(0xD800 <= ord(ch) <= 0xDFFF for ch in query):  # (a lone surrogate is refused before the pipeline)
+        assert traced.spans("search_memory"), "the searches made no spans"
     needles = [query, content, evidence, marker]
     if len(user) > 3:
         needles.append(user)
