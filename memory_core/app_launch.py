@@ -15,12 +15,14 @@ import os
 import sys
 from pathlib import Path
 
+from .resources import seed_root
+
 ROOT = Path(__file__).resolve().parent.parent
 # A checkout runs the app from the top of the repository; an installed wheel carries the same files in
 # admin_ui/app_files/ (symlinks in the checkout, pyproject.toml's package data), beside nothing else.
 _CHECKOUT = (ROOT / "pyproject.toml").is_file() and (ROOT / "app.py").is_file()
 APP = ROOT / "app.py" if _CHECKOUT else ROOT / "admin_ui" / "app_files" / "app.py"
-DEMO_ACCOUNTS = ROOT / "seed_data" / "demo_accounts.toml"
+DEMO_ACCOUNTS = seed_root() / "demo_accounts.toml"
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 # The environment the app reads in admin_ui/runtime.py (documented there).
 STORE_ENV = "MEMORY_STORE"
