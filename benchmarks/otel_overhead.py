@@ -1,6 +1,6 @@
 """What OpenTelemetry tracing costs a search and a write (issue 29).
 
-    OPENBLAS_NUM_THREADS=1 nice -n 10 .venv/bin/python -m benchmarks.otel_overhead [--size 1000] [--rounds 12] [--per-block 20]
+    OPENBLAS_NUM_THREADS=1 nice -n 10 .venv/bin/python -m benchmarks.otel_overhead [--size 1000] [--rounds 6] [--per-block 15]
 
 One process, one store (a copy of the search benchmark's synthetic store of ``--size`` records,
 searched as its principal, agent ``bench`` for user ``u0``), the packaged embedder, and one
@@ -13,9 +13,13 @@ service per configuration on that same file:
 * ``SDK, in-memory exporter``: the same provider with a ``SimpleSpanProcessor`` (export on the
   calling thread, the worst case) into the SDK's ``InMemorySpanExporter``, cleared between blocks.
 
-Blocks of ``--per-block`` memory_search calls (through the tool path, so the tool span, the search
-span and one span per stage are all made) and then the same number of memory_write calls, with
-the configurations' order rotating every round, so every configuration sees the same machine.
+Calls interleaved: one memory_search (through the tool path, so the tool span, the search span and
+one span per stage are all made) per configuration in turn, then one memory_write each, the order
+rotating every step, so every configuration sees the same moment of a shared machine. Besides each
+configuration's p50, the table gives the median of the paired differences (each call minus the
+``no provider`` call of the same step), which is what load swings disturb least, and the same for
+this process's CPU time (``time.process_time``, every thread of the process, the batch exporter's
+included), which other processes on a shared machine do not inflate.
 Each search query repeats across configurations (the query-vector cache is on, as by default:
 the search's own work is what is left). Also timed in the same run: the no-op span itself (what an
 operation pays with no provider). Writes benchmarks/results/otel_overhead.{json,md}.
@@ -45,6 +49,7 @@ from memory_core.telemetry import Telemetry  # noqa: E402
 from . import search_bench  # noqa: E402
 from .stats import load_average, machine, markdown_table, save, summary  # noqa: E402
 
+KINDS = ("search", "write", "search cpu", "write cpu")  # wall time, and this process's CPU time (all its threads)
 CONFIGS = ("no provider", "tracing off", "SDK, no-op exporter", "SDK, in-memory exporter")
 
 
@@ -95,8 +100,8 @@ def noop_span_ns(count: int = 200_000, *, enabled: bool = True) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--size", type=int, default=1000)
-    parser.add_argument("--rounds", type=int, default=12)
-    parser.add_argument("--per-block", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--per-block", type=int, default=15)
     args = parser.parse_args()
 
     load_before = load_average()
@@ -111,25 +116,34 @@ def main() -> None:
     for name, session in sessions.items():  # warm: models loaded, query vectors cached, indexes current
         for query in queries:
             session.call_tool("memory_search", {"query": query})
-    times: dict[str, dict[str, list[float]]] = {name: {"search": [], "write": []} for name in CONFIGS}
+    times: dict[str, dict[str, list[float]]] = {name: {kind: [] for kind in KINDS} for name in CONFIGS}
     serial = 0
+    paired: dict[str, dict[str, list[float]]] = {name: {kind: [] for kind in KINDS} for name in CONFIGS}
     for round_no in range(args.rounds):
-        order = CONFIGS[round_no % len(CONFIGS):] + CONFIGS[:round_no % len(CONFIGS)]
-        for name in order:
-            session = sessions[name]
-            for query in queries:
-                began = time.perf_counter()
-                result = session.call_tool("memory_search", {"query": query})
-                times[name]["search"].append((time.perf_counter() - began) * 1000.0)
+        for i in range(args.per_block):
+            # one call per configuration in turn, the order rotating: each sees the same moment of the machine
+            start = (round_no * args.per_block + i) % len(CONFIGS)
+            order = CONFIGS[start:] + CONFIGS[:start]
+            took: dict[str, dict[str, float]] = {}
+            for name in order:
+                began, cpu = time.perf_counter(), time.process_time()
+                result = sessions[name].call_tool("memory_search", {"query": queries[i]})
+                took.setdefault(name, {})["search"] = (time.perf_counter() - began) * 1000.0
+                took[name]["search cpu"] = (time.process_time() - cpu) * 1000.0
                 assert result["ok"], result
-            for _ in range(args.per_block):
+            for name in order:
                 serial += 1
-                began = time.perf_counter()
-                result = session.call_tool("memory_write", {
+                began, cpu = time.perf_counter(), time.process_time()
+                result = sessions[name].call_tool("memory_write", {
                     "type": "semantic", "content": f"The user noted item {serial} for the {name} run of round {round_no}."})
-                times[name]["write"].append((time.perf_counter() - began) * 1000.0)
+                took[name]["write"] = (time.perf_counter() - began) * 1000.0
+                took[name]["write cpu"] = (time.process_time() - cpu) * 1000.0
                 assert result["ok"], result
-            sinks["memory"].clear()
+            for name in CONFIGS:
+                for kind in KINDS:
+                    times[name][kind].append(took[name][kind])
+                    paired[name][kind].append(took[name][kind] - took["no provider"][kind])
+        sinks["memory"].clear()
     span_ns, off_ns = noop_span_ns(), noop_span_ns(enabled=False)
     for provider in sinks["providers"]:
         provider.force_flush()
@@ -143,21 +157,24 @@ def main() -> None:
         service.close()
     shutil.rmtree(work, ignore_errors=True)
 
-    ref = {kind: summary(times["no provider"][kind])["p50"] for kind in ("search", "write")}
+    ref = {kind: summary(times["no provider"][kind])["p50"] for kind in KINDS}
     results = {
         "machine": machine(), "load_before": load_before, "load_after": load_average(), "size": args.size,
         "store": built, "rounds": args.rounds, "per_block": args.per_block, "spans_per_search": spans_per_search,
         "spans_dropped_by_noop_exporter": sinks["drop"].spans, "noop_span_ns": round(span_ns, 1), "disabled_span_ns": round(off_ns, 1),
         "configs": {name: {kind: summary(values) for kind, values in kinds.items()} for name, kinds in times.items()},
+        "paired_difference_ms": {name: {kind: summary(values) for kind, values in kinds.items()} for name, kinds in paired.items()},
     }
     rows = []
     for name in CONFIGS:
-        s, w = results["configs"][name]["search"], results["configs"][name]["write"]
-        rows.append([name, s["p50"], s["p95"], f"{s['p50'] / ref['search']:.3f}", w["p50"], w["p95"], f"{w['p50'] / ref['write']:.3f}"])
-    table = markdown_table(["configuration", "search p50 ms", "search p95 ms", "search p50 / no provider",
-                            "write p50 ms", "write p95 ms", "write p50 / no provider"], rows)
+        row = [name]
+        for kind in KINDS:
+            p50, diff = results["configs"][name][kind]["p50"], results["paired_difference_ms"][name][kind]["p50"]
+            row.append(f"{p50} ({p50 / ref[kind]:.3f}; {diff:+.2f})")
+        rows.append(row)
+    table = markdown_table(["configuration"] + [f"{kind} p50 ms (/ no provider; median paired diff)" for kind in KINDS], rows)
     note = (f"\n\n{args.size} records, {args.rounds} rounds x {args.per_block} searches and writes per configuration "
-            f"(n={len(times['no provider']['search'])} each), {spans_per_search} spans per tool search; "
+            f"(n={len(times['no provider']['search'])} each, interleaved), {spans_per_search} spans per tool search; "
             f"a span costs {span_ns:.0f} ns with no provider ({off_ns:.0f} ns with tracing off). Load (1/5/15 min) before {load_before}, after "
             f"{results['load_after']}; {machine()['cpus']} CPUs.")
     save("otel_overhead", results, table + note)
