@@ -360,6 +360,13 @@ class McpSettings(_Section):
         description="How often a key's last-use time is written: at most once per interval per key, so a busy client "
         "does not add a write to every request (0 writes it on every request).",
     )
+    http_response: Literal["json", "sse"] = Field(
+        "json",
+        description="How the HTTP server answers a request POST: json (one JSON body; the client's connection stays open "
+        "for its next request) or sse (an event stream per request, which would let the server send notifications tied "
+        "to the call; the memory tools send none, and the SDK's client opens a new connection for every call it answers "
+        "this way, so each call costs more: benchmarks/README.md). Both carry the same results.",
+    )
 
 
 class Settings(BaseSettings):
