@@ -16,6 +16,7 @@ from ..settings import HousekeepingSettings, WriteSettings
 from ..store.db import ERASURE_LOCK, Store, dumps, loads
 from ..store.lock_scopes import entity_scopes, merge_scopes, record_scopes, scope_of_record
 from ..store.records import LIVE_STATUSES, Record, fetch_record, fetch_records, fts_sync, update_record
+from ..telemetry import NO_TELEMETRY, Telemetry, spans
 from ..policy.rules import Observation
 from .entity_resolution import add_alias
 from .erasure import ErasurePlan, apply_erasure, plan_erasure
@@ -24,7 +25,9 @@ from .reinforcement import apply_reinforcement
 
 
 class Lifecycle:
-    def __init__(self, store: Store, index, settings: WriteSettings, clock: Clock, housekeeping: HousekeepingSettings | None = None) -> None:
+    def __init__(self, store: Store, index, settings: WriteSettings, clock: Clock, housekeeping: HousekeepingSettings | None = None,
+                 telemetry: Telemetry = NO_TELEMETRY) -> None:
+        self.telemetry = telemetry  # one span per forget when the host traces (telemetry/spans.py)
         self.store = store
         self.index = index
         self.settings = settings
@@ -92,6 +95,12 @@ class Lifecycle:
         readers; if a reader's snapshot still needs the old pages, a background retry erases
         them as soon as it lets go.
         """
+        with spans.forget(self.telemetry, record_id) as span:
+            plan = self._erase(record_id, actor=actor, reason=reason)
+            spans.forget_done(span, plan)
+        return plan
+
+    def _erase(self, record_id: str, *, actor: str, reason: str) -> ErasurePlan:
         if not reason or not reason.strip():
             raise InvalidInputError("forgetting a record needs a reason", field="reason")
         check_text(reason, "reason")

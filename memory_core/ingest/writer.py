@@ -24,6 +24,7 @@ from ..settings import WriteSettings
 from ..stages import Stage, StageTimer, run_stages
 from ..store.db import Store, dumps
 from ..store.records import Record
+from ..telemetry import NO_TELEMETRY, Telemetry, spans
 from . import write_stages as ws
 from .write_types import WriteContext, WriteOutcome, WriteRequest  # noqa: F401 (WriteRequest, WriteOutcome: public here)
 from .procedures import load_procedure
@@ -59,7 +60,9 @@ def write_scopes(req: WriteRequest) -> set[str]:
 class Ingestor:
     """Validates and writes records; the only code that inserts into ``records``."""
 
-    def __init__(self, store: Store, index: VectorIndex, embedder, judge, settings: WriteSettings, clock: Clock) -> None:
+    def __init__(self, store: Store, index: VectorIndex, embedder, judge, settings: WriteSettings, clock: Clock,
+                 telemetry: Telemetry = NO_TELEMETRY) -> None:
+        self.telemetry = telemetry  # one span per write when the host traces (telemetry/spans.py)
         self.store = store
         self.index = index
         self.embedder = embedder
@@ -70,6 +73,12 @@ class Ingestor:
     def write(self, req: WriteRequest, access: ScopeAccess) -> WriteOutcome:
         """Write (or reinforce) one record; raises MemoryCoreError subclasses and writes nothing on
         error except the refusal's write-log row."""
+        with spans.write(self.telemetry, req) as span:
+            outcome = self._write(req, access)
+            spans.write_done(span, req, outcome)
+        return outcome
+
+    def _write(self, req: WriteRequest, access: ScopeAccess) -> WriteOutcome:
         timer = StageTimer()
         ctx = WriteContext(req=req, access=access, now=self.clock.now(), ingestor=self, source_kind=req.source_kind)
         try:
