@@ -15,12 +15,14 @@ import os
 import sys
 from pathlib import Path
 
+from .resources import seed_root
+
 ROOT = Path(__file__).resolve().parent.parent
 # The server script, beside admin_ui's other modules in a checkout and in an installed wheel alike.
 APP = ROOT / "admin_ui" / "entry" / "app.py"
 # Where the server runs: the top of a checkout (so its .streamlit/ folder is read), else beside the script.
 RUN_FROM = ROOT if (ROOT / "pyproject.toml").is_file() else APP.parent
-DEMO_ACCOUNTS = ROOT / "seed_data" / "demo_accounts.toml"
+DEMO_ACCOUNTS = seed_root() / "demo_accounts.toml"
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 # The environment the app reads in admin_ui/runtime.py (documented there).
 STORE_ENV = "MEMORY_STORE"

@@ -15,14 +15,19 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 DEFAULT_PATH = os.environ.get("MEMORY_STORE", "var/memory.sqlite")
 
 
-def _open(args, **kwargs):
+def _open(args, *, create: bool = False, **kwargs):
+    """The service on ``args.path``. Only ``init`` (``create=True``) may make a new store: every other
+    command refuses a missing or empty file, or a database holding no store (StoreUnusableError)."""
     from memory_core import MemoryService, load_settings
+    from memory_core.store.backend import require_store
 
+    if not create:
+        require_store(args.path)
     return MemoryService.open(args.path, load_settings(), **kwargs)
 
 
 def cmd_init(args) -> int:
-    with _open(args) as service:
+    with _open(args, create=True) as service:
         stats = service.stats()
     from memory_core.store.urls import redact_url
 
@@ -127,13 +132,10 @@ def _open_store(args, *, read_only: bool = False):
     # restore, doctor, grants and prune-logs need no embedding model: open the store alone. None of
     # them creates a store: a missing, empty or damaged file is an error (StoreUnusableError).
     from memory_core.clock import SystemClock, format_ts
-    from memory_core.store.backend import is_postgres_url, open_store
-    from memory_core.store.opening import store_file
+    from memory_core.store.backend import is_postgres_url, open_store, require_store
 
-    if not is_postgres_url(args.path):
-        store_file(args.path, must_exist=True)
-    elif not read_only:  # a database must already hold a store: look read-only first
-        open_store(args.path, "", read_only=True).close()
+    if not read_only or not is_postgres_url(args.path):  # a read-only open of a database checks itself
+        require_store(args.path)
     return open_store(args.path, format_ts(SystemClock().now()), read_only=read_only)
 
 

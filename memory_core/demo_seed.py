@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from .clock import parse_ts
 from .errors import MemoryCoreError
+from .resources import seed_root
 
 SEED_DIR_ENV = "MEMORY_SEED_DIR"
 HANDLE_PREFIX = "@"
@@ -188,9 +189,9 @@ class Seed:
 
 
 def default_seed_dir() -> Path:
-    """``$MEMORY_SEED_DIR``, else ``seed_data/`` beside the package (the repository checkout)."""
+    """``$MEMORY_SEED_DIR``, else ``seed_data/`` (the checkout's, or the installed copy: :mod:`.resources`)."""
     env = os.environ.get(SEED_DIR_ENV)
-    return Path(env) if env else Path(__file__).resolve().parent.parent / "seed_data"
+    return Path(env) if env else seed_root()
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..clock import FixedClock
+from ..resources import seed_root
 from .gate_calibration import GateFeatures, features_from_gate
 from .judge import Check, StepContext, judge_record, judge_search, judge_write
 
@@ -75,7 +76,7 @@ class ScenarioResult:
 
 
 def default_directory() -> Path:
-    return Path(__file__).resolve().parents[2] / "seed_data" / "scenarios"
+    return seed_root() / "scenarios"
 
 
 def load_scenarios(directory: str | Path | None = None) -> list[Scenario]:

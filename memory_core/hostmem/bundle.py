@@ -20,6 +20,7 @@ from ..errors import InvalidInputError
 from ..ingest.writer import WriteRequest
 from ..policy.grants import ScopeAccess
 from ..policy.scopes import parse_scope
+from ..resources import seed_root
 
 if TYPE_CHECKING:
     from ..service import MemoryService
@@ -29,7 +30,7 @@ THRESHOLD_KEYS = ("max_ordinary_injection_rate", "min_conditional_recall", "max_
 
 
 def default_bundle_path() -> Path:
-    return Path(__file__).resolve().parents[2] / "seed_data" / "host_memory_fitness" / "bundle.json"
+    return seed_root() / "host_memory_fitness" / "bundle.json"
 
 
 @dataclass(frozen=True)

@@ -24,9 +24,11 @@ def add_arguments(parser: argparse.ArgumentParser, default_path: str) -> None:
 
 
 def _open(args, *, read_only: bool = False):
+    from ..store.backend import require_store
     from ..service import MemoryService
     from ..settings import load_settings
 
+    require_store(args.path)  # neither run nor show creates a store at a mistyped path
     return MemoryService.open(args.path, load_settings(), read_only=read_only)
 
 

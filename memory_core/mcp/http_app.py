@@ -76,7 +76,7 @@ class McpHttpApp:
         self.ambient = ambient
         self.limiter = anyio.CapacityLimiter(THREADS)
         self.sessions = HttpSessions(idle_s=self.settings.session_idle_s, max_sessions=self.settings.max_sessions,
-                                     limiter=self.limiter)
+                                     limiter=self.limiter, json_response=self.settings.http_response == "json")
         self.on_ready = None  # called once the app has started (the CLI prints the URL)
 
     async def __call__(self, scope, receive, send) -> None:

@@ -35,8 +35,10 @@ class HttpSession:
 class HttpSessions:
     """The open sessions of one server process, and the tasks that serve them."""
 
-    def __init__(self, *, idle_s: float, max_sessions: int, limiter: anyio.CapacityLimiter) -> None:
+    def __init__(self, *, idle_s: float, max_sessions: int, limiter: anyio.CapacityLimiter,
+                 json_response: bool = True) -> None:
         self.idle_s = idle_s
+        self.json_response = json_response
         self.max_sessions = max_sessions
         self.limiter = limiter
         self._open: dict[str, HttpSession] = {}
@@ -65,7 +67,8 @@ class HttpSessions:
 
         if self._group is None:
             raise RuntimeError("the HTTP app's lifespan has not started")
-        transport = StreamableHTTPServerTransport(mcp_session_id=uuid4().hex, idle_timeout=self.idle_s)
+        transport = StreamableHTTPServerTransport(mcp_session_id=uuid4().hex, idle_timeout=self.idle_s,
+                                                  is_json_response_enabled=self.json_response)
         entry = HttpSession(transport.mcp_session_id, key_id, memory, transport)
         with self._lock:
             self._open[entry.id] = entry

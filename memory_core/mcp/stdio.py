@@ -18,6 +18,7 @@ from typing import Any
 
 from .memory_session import McpMemorySession, Principal
 from .protocol import anyio, build_server, types
+from .stdio_streams import claimed_stdio
 
 PARSE_ERROR = -32700
 
@@ -62,12 +63,14 @@ async def _serve(memory: McpMemorySession) -> None:
     from mcp.server.stdio import stdio_server
 
     server = build_server(memory, anyio.CapacityLimiter(THREADS))
-    async with stdio_server() as (read_stream, write_stream):
-        to_server, from_client = anyio.create_memory_object_stream(0)
-        async with anyio.create_task_group() as group:
-            group.start_soon(_answer_unreadable_lines, read_stream, write_stream, to_server)
-            await server.run(from_client, write_stream, server.create_initialization_options())
-            group.cancel_scope.cancel()
+    # Pipes are read and written on the event loop (stdio_streams); anything else through the SDK's threads.
+    with claimed_stdio() as wire:
+        async with (stdio_server(*wire) if wire is not None else stdio_server()) as (read_stream, write_stream):
+            to_server, from_client = anyio.create_memory_object_stream(0)
+            async with anyio.create_task_group() as group:
+                group.start_soon(_answer_unreadable_lines, read_stream, write_stream, to_server)
+                await server.run(from_client, write_stream, server.create_initialization_options())
+                group.cancel_scope.cancel()
     sys.stdout.flush()
 
 

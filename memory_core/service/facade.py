@@ -25,6 +25,7 @@ from ..clock import Clock, SystemClock, format_ts, parse_ts
 from ..errors import EmbedderMismatchError, InvalidInputError, NotFoundError, PolicyError, StoreUnusableError
 from ..extract.runner import ExtractionRunner
 from ..ids import new_id
+from ..inputs import check_text
 from ..index.reembed import reembed_store
 from ..index.ann import backend_factory
 from ..index.pg_vector import PgVectorIndex
@@ -47,6 +48,7 @@ from ..store.doctor import DoctorReport, run_doctor
 from ..store.opening import damage_guard
 from ..store.transfer import refuse_unfinished_copy
 from ..store.records import Record
+from ..telemetry import Telemetry, spans
 from .admin_methods import AdminMethods
 from .ambient_methods import AmbientMethods
 from .embedders import shared_embedder
@@ -59,8 +61,10 @@ class MemoryService(ExtractionMethods, AmbientMethods, AdminMethods):
     """A memory store opened for use: SQLite, vector index, embedder, write path, retriever and tools."""
 
     def __init__(self, store: Store, settings: Settings, clock: Clock, embedder, *, llm=None,
-                 models: RoleModels | None = None, tools: ToolSurface | None = None) -> None:
+                 models: RoleModels | None = None, tools: ToolSurface | None = None, tracer_provider=None) -> None:
         self.store = store
+        # spans go to ``tracer_provider``, else to the host's global OpenTelemetry provider (docs/observability.md)
+        self.telemetry = Telemetry(settings.telemetry, tracer_provider, store_id=spans.store_id(str(store.path)))
         self.settings = settings
         self.clock = clock
         self.embedder = embedder
@@ -84,11 +88,11 @@ class MemoryService(ExtractionMethods, AmbientMethods, AdminMethods):
             if self.models.entailment is not None
             else offline_judge
         )
-        self.ingestor = Ingestor(store, self.index, embedder, self.judge, settings.write, clock)
-        self.lifecycle = Lifecycle(store, self.index, settings.write, clock, settings.housekeeping)
+        self.ingestor = Ingestor(store, self.index, embedder, self.judge, settings.write, clock, self.telemetry)
+        self.lifecycle = Lifecycle(store, self.index, settings.write, clock, settings.housekeeping, self.telemetry)
         self.retriever = Retriever(
             store=store, index=self.index, embedder=embedder, clock=clock, access=self.access,
-            settings=lambda: self.settings.retrieval, llm=self.models.rewrite,
+            settings=lambda: self.settings.retrieval, llm=self.models.rewrite, telemetry=self.telemetry,
         )
         self._tools = tools
         self._extraction: ExtractionRunner | None = None
@@ -107,6 +111,7 @@ class MemoryService(ExtractionMethods, AmbientMethods, AdminMethods):
         models: RoleModels | None = None,
         allow_embedder_mismatch: bool = False,
         read_only: bool = False,
+        tracer_provider=None,
     ) -> "MemoryService":
         """Create or migrate the store at ``path`` and load the configured embedder.
 
@@ -115,7 +120,8 @@ class MemoryService(ExtractionMethods, AmbientMethods, AdminMethods):
         an SQLite database that is not a store, or the target of an unfinished ``migrate-store``
         raises :class:`~memory_core.errors.StoreUnusableError` naming the file and what to do.
         ``read_only`` opens an existing, current store without writing anything to it (nothing is
-        created or migrated; any write fails): for commands that only look.
+        created or migrated; any write fails): for commands that only look. ``tracer_provider`` is
+        the OpenTelemetry provider the service's spans go to (default: the host's global one).
         """
         settings = settings or load_settings()
         clock = clock or SystemClock()
@@ -134,7 +140,7 @@ class MemoryService(ExtractionMethods, AmbientMethods, AdminMethods):
                         f"writing once (agent-memory init --path {store.path}) to migrate it", path=str(store.path),
                         problem="outdated", pending=store.pending_migrations)
                 embedder = embedder or shared_embedder(settings.embedder)
-                service = cls(store, settings, clock, embedder, llm=llm, models=models)
+                service = cls(store, settings, clock, embedder, llm=llm, models=models, tracer_provider=tracer_provider)
                 service._check_embedder(allow_embedder_mismatch)
                 if not (read_only and store.backend == "postgresql"):  # there it only starts an index build
                     service.index.rebuild()
@@ -184,6 +190,8 @@ class MemoryService(ExtractionMethods, AmbientMethods, AdminMethods):
     def grant(self, agent_id: str, scope: str, read: bool = True, write: bool = False, *, actor: str, reason: str | None = None) -> dict:
         """Create or change a grant; refuses private agent-user scopes with the policy's reason."""
         validate_id(agent_id, "agent_id")
+        check_text(actor, "actor")
+        check_text(reason, "reason")
         parsed = parse_scope(scope)
         decision = check_grantable(parsed)
         if not decision:
@@ -195,6 +203,8 @@ class MemoryService(ExtractionMethods, AmbientMethods, AdminMethods):
     def revoke(self, agent_id: str, scope: str, *, actor: str, reason: str | None = None) -> None:
         """Remove an agent's grant on a scope."""
         validate_id(agent_id, "agent_id")
+        check_text(actor, "actor")
+        check_text(reason, "reason")
         delete_grant(self.store, agent_id=agent_id, scope=parse_scope(scope), now=self._now(), actor=actor, reason=reason)
 
     def grants(self, agent_id: str | None = None) -> list[dict]:

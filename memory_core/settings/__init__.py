@@ -16,6 +16,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .base import _Section
 from .retrieval import RetrievalSettings  # noqa: F401 - part of this module's API
+from .telemetry import TelemetrySettings  # noqa: F401 - part of this module's API
 
 
 class EmbedderSettings(_Section):
@@ -359,6 +360,13 @@ class McpSettings(_Section):
         description="How often a key's last-use time is written: at most once per interval per key, so a busy client "
         "does not add a write to every request (0 writes it on every request).",
     )
+    http_response: Literal["json", "sse"] = Field(
+        "json",
+        description="How the HTTP server answers a request POST: json (one JSON body; the client's connection stays open "
+        "for its next request) or sse (an event stream per request, which would let the server send notifications tied "
+        "to the call; the memory tools send none, and the SDK's client opens a new connection for every call it answers "
+        "this way, so each call costs more: benchmarks/README.md). Both carry the same results.",
+    )
 
 
 class Settings(BaseSettings):
@@ -382,6 +390,7 @@ class Settings(BaseSettings):
     host_memory: HostMemorySettings = Field(default_factory=HostMemorySettings, description="Host-issued conditional memory (hybrid mode).")
     postgres: PostgresSettings = Field(default_factory=PostgresSettings, description="The PostgreSQL store backend.")
     mcp: McpSettings = Field(default_factory=McpSettings, description="The MCP server and host hooks (docs/mcp.md).")
+    telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings, description="OpenTelemetry spans (docs/observability.md).")
 
 
 class _DefaultsOnly(Settings):

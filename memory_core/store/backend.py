@@ -54,3 +54,15 @@ def open_store(target: str | Path, now: str, *, read_only: bool = False):
 def store_exists(target: str | Path) -> bool:
     """Whether there is a store at ``target`` (a URL is assumed to exist: connecting will tell)."""
     return is_postgres_url(target) or Path(target).exists()
+
+
+def require_store(target: str | Path) -> None:
+    """Raise ``StoreUnusableError`` unless ``target`` already holds a store (a missing or empty file, a
+    directory, or a database without our tables); writes nothing. Commands other than ``init`` call
+    it first, so a mistyped path is an error rather than a new empty store."""
+    if is_postgres_url(target):
+        open_store(target, "", read_only=True).close()
+    else:
+        from .opening import store_file
+
+        store_file(target, must_exist=True)

@@ -151,7 +151,9 @@ class MemoryReviseInput(ToolInput):
 
 
 class MemoryForgetInput(ToolInput):
-    """Permanently erase a memory record (and its earlier versions) when the user asks to forget it."""
+    """Permanently erase a memory record when the user asks to forget it: its earlier versions, any
+    other record stating the same fact from the same evidence (a second copy saved under another
+    attribute), and the words wherever the store repeated them (transcript, summaries, logs)."""
 
     record_id: Identifier = Field(description="The record to forget.")
     reason: text(1000) = Field(description="Why it is forgotten (kept in the audit log; do not repeat the content).")

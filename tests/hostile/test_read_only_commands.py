@@ -21,6 +21,9 @@ from tests.fakes import HashingEmbedder
 from tests.helpers import write
 
 LOOKING = (["doctor"], ["stats"], ["grants"], ["fitness", "show"])
+# commands that change a store they are given, but must never make one at a mistyped path
+CHANGING = (["grant", "assistant", "user:alice"], ["revoke", "assistant", "user:alice"], ["reembed"],
+            ["worker", "--once"], ["fitness", "run"])
 
 
 def _real_store(path: Path, n: int = 3) -> Path:
@@ -45,7 +48,7 @@ def _records(path: Path) -> int:
         conn.close()
 
 
-@pytest.mark.parametrize("command", LOOKING, ids=lambda c: " ".join(c))
+@pytest.mark.parametrize("command", LOOKING + CHANGING, ids=lambda c: " ".join(c))
 def test_a_looking_command_on_an_empty_file_reports_it_and_leaves_it_empty(tmp_path, command, capsys):
     empty = tmp_path / "memory.sqlite"
     empty.touch()
@@ -55,7 +58,7 @@ def test_a_looking_command_on_an_empty_file_reports_it_and_leaves_it_empty(tmp_p
     assert empty.stat().st_size == 0 and sorted(p.name for p in tmp_path.iterdir()) == ["memory.sqlite"]
 
 
-@pytest.mark.parametrize("command", LOOKING, ids=lambda c: " ".join(c))
+@pytest.mark.parametrize("command", LOOKING + CHANGING, ids=lambda c: " ".join(c))
 def test_a_looking_command_on_a_missing_path_creates_nothing(tmp_path, command, capsys):
     missing = tmp_path / "typo" / "memory.sqlite"
     assert main(command + ["--path", str(missing)]) == 1

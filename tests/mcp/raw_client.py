@@ -147,6 +147,9 @@ class RawStdioSession:
         self.send_line(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode())
         return reply
 
+    def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        return self.request("tools/call", {"name": name, "arguments": arguments})
+
     def close(self) -> tuple[int, str]:
         """Close stdin (the client leaves) and wait; returns (exit code, stderr)."""
         self.proc.stdin.close()

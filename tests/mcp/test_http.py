@@ -4,6 +4,7 @@ One real server process (uvicorn, a real SQLite store, the packaged embedder) se
 each refusal is checked for its status and JSON-RPC error and for writing nothing.
 """
 
+import logging
 import re
 
 import httpx
@@ -63,6 +64,71 @@ def test_the_sdk_client_falls_back_to_a_session_and_gets_the_tools(world):
         assert service.session_context(session_id)["system_text"] == seen["instructions"]
         last_used = service.store.scalar("SELECT last_used_at FROM api_keys WHERE id = ?", (world["key_ids"]["alice"],))
         assert last_used is not None
+
+
+def test_the_sdk_client_makes_its_calls_over_the_connections_it_keeps(world, caplog):
+    """Each answer is one JSON body (mcp.http_response json), which the SDK's client reads to its
+    end and so can reuse the connection; answered with an event stream, it closes the connection
+    after the reply and opens a new one for every call."""
+    caplog.set_level(logging.DEBUG, logger="httpcore2.connection")
+    opened: dict = {}
+
+    def connections() -> int:
+        return sum(r.getMessage().startswith("connect_tcp.complete") for r in caplog.records)
+
+    async def calls():
+        async with http_client(world["server"].url, world["tokens"]["alice"]) as client:
+            await client.call_tool("memory_search", {"query": "a first call opens what the client needs"})
+            opened["before"] = connections()
+            for i in range(10):
+                result = await client.call_tool("memory_search", {"query": f"call number {i}"})
+                assert not result.is_error
+            opened["after"] = connections()
+
+    run_async(calls)
+    assert opened["before"] >= 1  # the log does show the client's connections
+    assert opened["after"] == opened["before"]
+
+
+@pytest.mark.parametrize("mode", ["json", "sse"])
+def test_the_sdk_client_gets_the_same_answers_in_either_response_mode(tmp_path, mode):
+    """mcp.http_response sse (an event stream per request) still serves the SDK's client: the
+    replies it reads are of the configured kind and carry what the json mode carries."""
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    target = tmp_path / "m.sqlite"
+    prepare(target)
+    _, token = new_key(target, "assistant", "alice")
+    kinds: list[str] = []
+    seen: dict = {}
+
+    async def note(response):
+        if response.request.method == "POST" and response.status_code == 200:
+            kinds.append(response.headers["content-type"].split(";")[0])
+
+    async def conversation(url):
+        async with create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as http:
+            http.event_hooks["response"].append(note)
+            async with Client(streamable_http_client(url, http_client=http)) as client:
+                seen["tools"] = sorted(t.name for t in (await client.list_tools()).tools)
+                written = await client.call_tool("memory_write", {
+                    "type": "semantic", "content": "The user's kettle is a blue enamel one.", "attribute": "kettle"})
+                found = await client.call_tool("memory_search", {"query": "what kind of kettle"})
+                refused = await client.call_tool("memory_get", {"record_id": "no such record"})
+                seen["calls"] = (written.is_error, found.is_error, refused.is_error)
+                seen["found"] = [r["id"] for r in found.structured_content["results"]]
+                seen["written"] = written.structured_content["record_id"]
+                seen["refusal"] = refused.structured_content["error"]["code"]
+
+    with ServerProcess(target, mcp__http_response=mode) as server:
+        run_async(conversation, server.url)
+    assert seen["tools"] == ["memory_forget", "memory_get", "memory_revise", "memory_search", "memory_write"]
+    assert seen["calls"] == (False, False, True) and seen["found"] == [seen["written"]]
+    assert seen["refusal"] == "invalid_input"  # a structured tool error a model can read, in either mode
+    expected = "application/json" if mode == "json" else "text/event-stream"
+    assert len(kinds) >= 5 and set(kinds) == {expected}, kinds
 
 
 def _raw(world, **headers) -> httpx.Response:

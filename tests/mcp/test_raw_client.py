@@ -45,16 +45,17 @@ def _check_call(reply: dict, *, error: bool) -> dict:
     return result["structuredContent"]
 
 
-def test_the_wire_over_streamable_http(tmp_path):
+@pytest.mark.parametrize("mode, content_type", [("json", "application/json"), ("sse", "text/event-stream")])
+def test_the_wire_over_streamable_http(tmp_path, mode, content_type):
     target = tmp_path / "m.sqlite"
     prepare(target)
     _, token = new_key(target, "assistant", "alice")
     core = _core_schemas(target)
-    with ServerProcess(target) as server:
+    with ServerProcess(target, mcp__http_response=mode) as server:
         session = RawHttpSession(server.url, token)
         first = session.post({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
-        assert first.headers["content-type"].startswith("text/event-stream")
+        assert first.headers["content-type"].startswith(content_type)
         assert ASCII_VISIBLE.match(first.headers["mcp-session-id"])
         session.session_id = first.headers["mcp-session-id"]
         (reply,) = session.messages(first)
@@ -117,3 +118,54 @@ def test_a_request_before_initialize_is_refused_over_stdio(tmp_path):
     session.close()
     with open_service(target) as service:
         assert service.store.scalar("SELECT COUNT(*) FROM records") == 0
+
+
+def test_pipelined_requests_and_a_line_longer_than_the_pipe_are_all_answered_over_stdio(tmp_path):
+    """The server reads and writes its pipes on the event loop: a reply it cannot write yet (the
+    client is not reading) waits, and a request line longer than a pipe's buffer arrives whole."""
+    target = tmp_path / "m.sqlite"
+    prepare(target)
+    session = _stdio(target)
+    session.initialize()
+    first = session.next_id
+    burst = [json.dumps({"jsonrpc": "2.0", "id": first + i, "method": "tools/list"}).encode() for i in range(40)]
+    session.proc.stdin.write(b"\n".join(burst) + b"\n")  # 40 replies of the whole tool list, none read yet
+    session.proc.stdin.flush()
+    session.next_id += len(burst)
+    replies = [session.read_message() for _ in burst]
+    assert sorted(r["id"] for r in replies) == [first + i for i in range(40)]
+    assert all(len(r["result"]["tools"]) == 5 for r in replies)
+    long = session.request("tools/call", {"name": "memory_search", "arguments": {"query": "q" * 300_000}})
+    assert long["result"]["isError"] is True
+    assert long["result"]["structuredContent"]["error"]["code"] == "invalid_input"
+    code, _ = session.close()
+    assert code == 0
+
+
+def test_a_library_that_prints_during_a_tool_call_cannot_corrupt_the_stdio_stream(tmp_path):
+    """While the server runs, descriptor 1 points at stderr: a print or a raw write to fd 1 from any
+    library lands there, and the protocol stream carries only JSON-RPC."""
+    target = tmp_path / "m.sqlite"
+    prepare(target)
+    code = (
+        "import os, sys\n"
+        "from memory_core.mcp import memory_session\n"
+        "call = memory_session.McpMemorySession.call\n"
+        "def noisy(self, name, arguments):\n"
+        "    print('a library printing to stdout')\n"
+        "    os.write(1, b'a raw write to descriptor 1\\n')\n"
+        "    return call(self, name, arguments)\n"
+        "memory_session.McpMemorySession.call = noisy\n"
+        "from memory_core.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    session = RawStdioSession([sys.executable, "-c", code, "mcp", "--path", str(target), "--agent-id", "assistant",
+                               "--user-id", "alice"], env=server_env(), cwd=str(ROOT))
+    session.initialize()
+    written = _check_call(session.call("memory_write", {"type": "semantic", "content": "The user's desk is by the window.",
+                                                        "attribute": "desk"}), error=False)
+    found = _check_call(session.call("memory_search", {"query": "where is the desk"}), error=False)
+    assert [r["id"] for r in found["results"]] == [written["record_id"]]
+    code, stderr = session.close()
+    assert code == 0
+    assert stderr.count("a library printing to stdout") == 2 and stderr.count("a raw write to descriptor 1") == 2

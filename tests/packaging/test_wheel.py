@@ -104,6 +104,19 @@ def test_the_wheel_carries_the_library_the_app_and_its_pages(wheel):
     pages = {Path(n).name for n in names if n.startswith("admin_ui/pages/")}
     assert pages == {p.name for p in (ROOT / "pages").glob("*.py")}
     assert not any(n.startswith(("tests/", "benchmarks/", "pages/", "admin_ui/entry/pages/")) for n in names)
+    seeds = {n.removeprefix("memory_core/seed_data/") for n in names if n.startswith("memory_core/seed_data/")}
+    assert seeds == {str(p.relative_to(ROOT / "seed_data")) for p in (ROOT / "seed_data").rglob("*") if p.is_file()}
+
+
+def test_a_default_install_finds_its_seed_data_inside_the_package(fresh_venv):
+    code = ("import json, memory_core; from memory_core.demo_seed import load_seed; "
+            "from memory_core.hostmem.bundle import default_bundle_path; from memory_core.eval.scenarios import load_scenarios; "
+            "print(json.dumps({'bundle': str(default_bundle_path()), 'exists': default_bundle_path().is_file(), "
+            "'sessions': len(load_seed().sessions), 'scenarios': len(load_scenarios())}))")
+    done = run([fresh_venv["python"], "-c", code], env=fresh_venv["env"], cwd=fresh_venv["home"])
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["bundle"].startswith(str(fresh_venv["venv"])) and found["exists"]
+    assert found["sessions"] == len(list((ROOT / "seed_data" / "sessions").glob("*"))) and found["scenarios"] > 0
 
 
 def test_a_default_install_writes_and_searches_on_the_fast_path(fresh_venv):

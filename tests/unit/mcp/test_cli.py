@@ -58,3 +58,42 @@ def test_keys_create_prints_the_token_last_and_keys_list_never_shows_it(tmp_path
     assert token not in listed and token[8:] not in listed and "host" in listed
     with MemoryService.open(store, default_settings()) as service:
         assert verify_token(service, token).user_id == "alice"
+
+
+def test_the_http_servers_connections_send_each_write_at_once(tmp_path, monkeypatch):
+    """Nagle's algorithm is off on every connection the HTTP server accepts: with it on, the second
+    part of a response (the body after the headers) waited for the client's delayed ACK, about 40 ms
+    a request. The socket the command hands uvicorn is taken (uvicorn itself is not started) and a
+    connection is accepted on it as uvicorn accepts one, with asyncio's create_server."""
+    import socket
+
+    import uvicorn
+
+    from tests.mcp.servers import run_async
+
+    handed = []
+    monkeypatch.setattr(uvicorn.Server, "run", lambda self, sockets=None: handed.extend(sockets or []))
+    assert main(["mcp", "--http", "--port", "0", "--path", str(tmp_path / "m.sqlite")]) == 0
+    (listener,) = handed
+
+    async def accept_one() -> int:
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        seen = loop.create_future()
+
+        class Probe(asyncio.Protocol):
+            def connection_made(self, transport):
+                seen.set_result(transport.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+                transport.close()
+
+        server = await loop.create_server(Probe, sock=listener)
+        _, writer = await asyncio.open_connection(*listener.getsockname()[:2])
+        try:
+            return await seen
+        finally:
+            writer.close()
+            server.close()
+            await server.wait_closed()
+
+    assert run_async(accept_one) != 0

@@ -74,3 +74,16 @@ def test_reinforcement_promotes_only_on_independent_evidenced_observations():
     assert plan_reinforcement(observation=Observation(None, None, "agent_inference", person=True), **base).promoted
     stronger = plan_reinforcement(observation=Observation("s1", "a", "user_statement", evidenced=True), **base)
     assert stronger.promoted and stronger.fields["source_kind"] == "user_statement"
+
+
+@pytest.mark.parametrize("field", ["actor", "reason"])
+def test_a_grant_or_revoke_with_unstorable_text_is_refused_and_changes_nothing(service, field):
+    before = service.store.query("SELECT count(*) AS n FROM events")[0]["n"]
+    args = {"actor": "ops", "reason": "kickoff", field: "ops\udc80"}
+    with pytest.raises(InvalidInputError) as info:
+        service.grant("bot", "project:atlas", read=True, **args)
+    assert info.value.details["field"] == field
+    with pytest.raises(InvalidInputError):
+        service.revoke("bot", "project:atlas", **args)
+    assert service.grants("bot") == []
+    assert service.store.query("SELECT count(*) AS n FROM events")[0]["n"] == before
