@@ -49,6 +49,7 @@ from ..store.opening import damage_guard
 from ..store.transfer import refuse_unfinished_copy
 from ..store.records import Record
 from ..telemetry import Telemetry, spans
+from .admin_methods import AdminMethods
 from .ambient_methods import AmbientMethods
 from .embedders import shared_embedder
 from .extraction_methods import ExtractionMethods
@@ -56,7 +57,7 @@ from .session import Session
 from .tool_surface import ToolSurface, default_tool_surface
 
 
-class MemoryService(ExtractionMethods, AmbientMethods):
+class MemoryService(ExtractionMethods, AmbientMethods, AdminMethods):
     """A memory store opened for use: SQLite, vector index, embedder, write path, retriever and tools."""
 
     def __init__(self, store: Store, settings: Settings, clock: Clock, embedder, *, llm=None,
