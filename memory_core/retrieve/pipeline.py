@@ -25,6 +25,7 @@ from ..index.vector_index import VectorIndex
 from ..policy.grants import ScopeAccess
 from ..settings import RetrievalSettings
 from ..store.db import Store
+from ..telemetry import NO_TELEMETRY, Telemetry, spans
 from .search_types import Candidate, ResponseExplanation, SearchRequest, StageTrace
 from .rewrite import QueryRewriter
 
@@ -188,20 +189,25 @@ class SearchContext:
 class Pipeline:
     """Named stages run in order by :meth:`run`."""
 
-    def __init__(self, stages: list[Stage]) -> None:
+    def __init__(self, stages: list[Stage], telemetry: Telemetry = NO_TELEMETRY) -> None:
         names = [s.name for s in stages]
         if len(set(names)) != len(names):
             raise ValueError(f"stage names must be unique: {names}")
         self.stages = stages
+        self.telemetry = telemetry  # a search span, with one child span per stage, when the host traces
 
     @property
     def names(self) -> list[str]:
         return [s.name for s in self.stages]
 
     def run(self, ctx: SearchContext) -> SearchContext:
-        """Run every stage in order (see :meth:`step`)."""
-        for stage in self.stages:
-            ctx = self.step(stage, ctx)
+        """Run every stage in order (see :meth:`step`); each is a child span of the search's span
+        (memory_core/telemetry/spans.py), made from the trace the stage records."""
+        with spans.search(self.telemetry, ctx) as search:
+            for stage in self.stages:
+                with spans.stage(search, stage.name, ctx):
+                    ctx = self.step(stage, ctx)
+            spans.search_done(search, ctx)
         return ctx
 
     @staticmethod

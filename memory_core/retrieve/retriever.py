@@ -32,6 +32,7 @@ from ..policy.scopes import validate_id
 from ..settings import RetrievalSettings
 from ..store.db import Store
 from ..store.records import RECORD_TYPES
+from ..telemetry import NO_TELEMETRY, Telemetry
 from .explain import ExplainStage
 from .filters import HardFilterStage, RewriteStage, ScopeStage
 from .generators import DenseStage, EntityStage, LexicalStage, QueryEmbeddingStage
@@ -58,9 +59,9 @@ def default_stages() -> list[Stage]:
     ]
 
 
-def build_pipeline(stages: list[Stage] | None = None) -> Pipeline:
+def build_pipeline(stages: list[Stage] | None = None, telemetry: Telemetry = NO_TELEMETRY) -> Pipeline:
     """A pipeline of ``stages`` (default: :func:`default_stages`)."""
-    return Pipeline(default_stages() if stages is None else stages)
+    return Pipeline(default_stages() if stages is None else stages, telemetry)
 
 
 class Retriever:
@@ -69,7 +70,7 @@ class Retriever:
     def __init__(
         self, *, store: Store, index: VectorIndex, embedder: Embedder, clock: Clock, access: AccessResolver,
         settings: Callable[[], RetrievalSettings], llm: LanguageModel | None = None, reranker: PassageScorer | None = None,
-        stages: list[Stage] | None = None,
+        stages: list[Stage] | None = None, telemetry: Telemetry = NO_TELEMETRY,
     ) -> None:
         self.store = store
         self.index = index
@@ -77,7 +78,7 @@ class Retriever:
         self.clock = clock
         self._access = access
         self._settings = settings
-        self.pipeline = build_pipeline(stages)
+        self.pipeline = build_pipeline(stages, telemetry)
         self._llm = llm
         self._reranker = reranker
         self._reranker_key: tuple | None = ("injected",) if reranker is not None else None

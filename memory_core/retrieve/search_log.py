@@ -110,7 +110,7 @@ def log_failure(ctx: SearchContext, exc: BaseException) -> None:
     # The error may quote text that cannot be stored (a lone surrogate): the row is written anyway.
     error = loggable(f"search failed: {type(exc).__name__}: {exc}")
     trace = loggable({"stages": [s.to_dict() for s in ctx.stages], "results": [], "response": None, "error": error})
-    with ctx.deps.store.transaction() as conn:
+    with ctx.deps.store.transaction(()) as conn:  # an append: no scope locked
         conn.execute(
             "INSERT OR IGNORE INTO search_log (id, at, agent_id, user_id, session_id, raw_query, rewritten_query, rewrite_status, "
             "request, scopes, trace, result_ids, empty_reason, stages, total_ms, origin) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
