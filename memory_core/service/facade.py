@@ -53,11 +53,12 @@ from .admin_methods import AdminMethods
 from .ambient_methods import AmbientMethods
 from .embedders import shared_embedder
 from .extraction_methods import ExtractionMethods
+from .portable_methods import PortableMethods
 from .session import Session
 from .tool_surface import ToolSurface, default_tool_surface
 
 
-class MemoryService(ExtractionMethods, AmbientMethods, AdminMethods):
+class MemoryService(ExtractionMethods, AmbientMethods, AdminMethods, PortableMethods):
     """A memory store opened for use: SQLite, vector index, embedder, write path, retriever and tools."""
 
     def __init__(self, store: Store, settings: Settings, clock: Clock, embedder, *, llm=None,
