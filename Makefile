@@ -29,7 +29,7 @@ PORT ?= 8501
 
 .PHONY: install browser test test-crewai crewai-venv run demo-store screenshots clean
 
-$(STAMP): requirements.txt requirements-dev.txt requirements.lock pyproject.toml
+$(STAMP): requirements.txt requirements-dev.txt requirements.lock pyproject.toml setup.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet torch==2.13.0
@@ -40,7 +40,7 @@ $(STAMP): requirements.txt requirements-dev.txt requirements.lock pyproject.toml
 
 install: $(STAMP)
 
-$(CREWAI_STAMP): requirements-crewai.txt requirements-crewai.lock pyproject.toml
+$(CREWAI_STAMP): requirements-crewai.txt requirements-crewai.lock pyproject.toml setup.py
 	test -x $(CREWAI_PY) || $(PYTHON) -m venv $(CREWAI_VENV)
 	$(CREWAI_PY) -m pip install --quiet --upgrade pip
 	$(CREWAI_PY) -m pip install --quiet -r requirements-crewai.txt -c requirements-crewai.lock

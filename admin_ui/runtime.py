@@ -1,4 +1,4 @@
-"""Where the app's memory service comes from: one ``@st.cache_resource`` factory.
+"""Where the app's memory service and settings come from: one ``@st.cache_resource`` factory.
 
 The store, and two test hooks, are read from the environment so ``streamlit run``, AppTest and
 the Playwright server all build the service the same way:
@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import importlib
 import os
-import sqlite3
 from dataclasses import dataclass
-from pathlib import Path
 
 import streamlit as st
 
@@ -52,26 +50,9 @@ def _load_class(spec: str):
     return getattr(importlib.import_module(module_name), attr)
 
 
-def stored_demo_now(path: str) -> str | None:
-    """The ``demo_now`` a demo store carries in its metadata, read without opening the service."""
-    from memory_core.store.urls import looks_like_url, sqlite_uri
-
-    if looks_like_url(path) or not Path(path).is_file():
-        return None
-    try:
-        conn = sqlite3.connect(sqlite_uri(Path(path).resolve(), mode="ro"), uri=True)
-        try:
-            row = conn.execute("SELECT value FROM store_meta WHERE key = 'demo_now'").fetchone()
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return None
-    return row[0] if row else None
-
-
 def open_service(config: RuntimeConfig, settings: Settings | None = None) -> MemoryService:
     """Open the store described by ``config`` (uncached; the factory below caches it)."""
-    pinned = config.clock or stored_demo_now(config.store)
+    pinned = config.clock or MemoryService.stored_demo_now(config.store)
     clock = FixedClock(pinned) if pinned else None
     embedder = _load_class(config.embedder)() if config.embedder else None
     return MemoryService.open(config.store, settings or load_settings(), clock=clock, embedder=embedder)

@@ -1,4 +1,4 @@
-"""``agent-memory serve``: make sure the store exists, then exec ``streamlit run app.py``.
+"""``agent-memory serve``: make sure the store exists, then exec ``streamlit run admin_ui/entry/app.py``.
 
 The command line and environment are built here, without importing streamlit or ``admin_ui``:
 the CLI and the notebook launcher start the app as a separate process, so the library never
@@ -18,10 +18,10 @@ from pathlib import Path
 from .resources import seed_root
 
 ROOT = Path(__file__).resolve().parent.parent
-# A checkout runs the app from the top of the repository; an installed wheel carries the same files in
-# admin_ui/app_files/ (symlinks in the checkout, pyproject.toml's package data), beside nothing else.
-_CHECKOUT = (ROOT / "pyproject.toml").is_file() and (ROOT / "app.py").is_file()
-APP = ROOT / "app.py" if _CHECKOUT else ROOT / "admin_ui" / "app_files" / "app.py"
+# The server script, beside admin_ui's other modules in a checkout and in an installed wheel alike.
+APP = ROOT / "admin_ui" / "entry" / "app.py"
+# Where the server runs: the top of a checkout (so its .streamlit/ folder is read), else beside the script.
+RUN_FROM = ROOT if (ROOT / "pyproject.toml").is_file() else APP.parent
 DEMO_ACCOUNTS = seed_root() / "demo_accounts.toml"
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 # The environment the app reads in admin_ui/runtime.py (documented there).
@@ -109,6 +109,6 @@ def serve(store: str, port: int, demo: bool, host: str, *, execute: bool = True)
             print(f"demo mode: automatic sign-in is OFF because the server is bound to {host}, not localhost", flush=True)
     if not execute:
         return 0
-    os.chdir(APP.parent)
+    os.chdir(RUN_FROM)
     os.execvpe(command[0], command, env)
     return 0  # not reached

@@ -306,6 +306,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     for add in (serve_cli.add_mcp_command, keys_cli.add_keys_command, hook_cli.add_hook_command):
         add(sub, DEFAULT_PATH)
+    from memory_core.portable.commands import add_portable_commands  # export and import (docs/export-format.md)
+
+    add_portable_commands(sub, DEFAULT_PATH)
     return parser
 
 

@@ -15,6 +15,7 @@ from ..llm.factory import RoleModels
 from ..policy.grants import AccessResolver, ScopeAccess
 from ..settings import ExtractionSettings, HousekeepingSettings
 from ..store.db import Store
+from ..telemetry import NO_TELEMETRY, Telemetry
 from .context import SearchFunction
 
 
@@ -46,3 +47,4 @@ class ExtractionDeps:
     models: RoleModels | None = None  # the extractor's and the reviewer's clients, chosen from settings
     search: SearchFunction | None = None
     housekeeping: HousekeepingSettings | None = None  # log retention run by the worker's maintenance pass
+    telemetry: Telemetry = NO_TELEMETRY  # one span per attempt when the host traces (telemetry/spans.py)

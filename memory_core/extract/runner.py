@@ -31,6 +31,7 @@ from ..ingest.timing import StageTimer
 from ..ingest.writer import WriteRequest
 from ..policy.rules import normalise_attribute
 from ..store.db import dumps
+from ..telemetry import spans
 from . import failures, runs
 from .base import build_extractor, build_reviewer, describe, load_transcript
 from .candidates import Candidate, ReviewDecision, ReviewItem, SummaryProposal, Transcript
@@ -120,6 +121,14 @@ class ExtractionRunner:
 
     def process(self, held: runs.Claim) -> str:
         """Run one claimed attempt; returns the run's status afterwards (or 'lease_lost')."""
+        telemetry = self.deps.telemetry
+        with spans.extraction(telemetry, held) as span:
+            status = self._attempt(held)
+            spans.extraction_done(span, status, lambda: runs.get_run(self.deps.store, held.run_id, held.attempt),
+                                  held.attempt, telemetry)
+        return status
+
+    def _attempt(self, held: runs.Claim) -> str:
         deps = self.deps
         timer = StageTimer()
         detail: dict[str, Any] = {"worker_id": held.worker_id}

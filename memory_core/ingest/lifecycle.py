@@ -13,8 +13,10 @@ from ..clock import Clock, format_ts, parse_ts
 from ..errors import ConflictError, InvalidInputError, NotFoundError
 from ..inputs import check_text, parse_input_ts
 from ..settings import HousekeepingSettings, WriteSettings
-from ..store.db import Store, dumps, loads
+from ..store.db import ERASURE_LOCK, Store, dumps, loads
+from ..store.lock_scopes import entity_scopes, merge_scopes, record_scopes, scope_of_record
 from ..store.records import LIVE_STATUSES, Record, fetch_record, fetch_records, fts_sync, update_record
+from ..telemetry import NO_TELEMETRY, Telemetry, spans
 from ..policy.rules import Observation
 from .entity_resolution import add_alias
 from .erasure import ErasurePlan, apply_erasure, plan_erasure
@@ -23,7 +25,9 @@ from .reinforcement import apply_reinforcement
 
 
 class Lifecycle:
-    def __init__(self, store: Store, index, settings: WriteSettings, clock: Clock, housekeeping: HousekeepingSettings | None = None) -> None:
+    def __init__(self, store: Store, index, settings: WriteSettings, clock: Clock, housekeeping: HousekeepingSettings | None = None,
+                 telemetry: Telemetry = NO_TELEMETRY) -> None:
+        self.telemetry = telemetry  # one span per forget when the host traces (telemetry/spans.py)
         self.store = store
         self.index = index
         self.settings = settings
@@ -46,7 +50,7 @@ class Lifecycle:
         check_text(reason, "reason")
         check_text(evidence, "evidence")
         now_dt = self.clock.now()
-        with self.store.transaction() as conn:
+        with self.store.transaction(scope_of_record(self.store, record_id) or None) as conn:
             record = fetch_record(conn, record_id)
             if record is None or record.status == "deleted":
                 raise NotFoundError(f"no record {record_id}", record_id=record_id)
@@ -91,15 +95,24 @@ class Lifecycle:
         readers; if a reader's snapshot still needs the old pages, a background retry erases
         them as soon as it lets go.
         """
+        with spans.forget(self.telemetry, record_id) as span:
+            plan = self._erase(record_id, actor=actor, reason=reason)
+            spans.forget_done(span, plan)
+        return plan
+
+    def _erase(self, record_id: str, *, actor: str, reason: str) -> ErasurePlan:
         if not reason or not reason.strip():
             raise InvalidInputError("forgetting a record needs a reason", field="reason")
         check_text(reason, "reason")
         now = self._now()
-        with self.store.transaction() as conn:
+
+        def forget_in(conn) -> ErasurePlan:
             record = fetch_record(conn, record_id)
             if record is None or record.status == "deleted":
                 raise NotFoundError(f"no record {record_id}", record_id=record_id)
             plan = plan_erasure(conn, record)
+            # every scope the plan changes (a session summary may be in another one) must be locked
+            self.store.require_scopes(record_scopes(conn, plan.record_ids) | entity_scopes(conn, [e["id"] for e in plan.entities]))
             seqs = {row["id"]: row["seq"] for row in conn.execute(
                 f"SELECT id, seq FROM records WHERE id IN ({','.join('?' * len(plan.record_ids))})", plan.record_ids)}
             apply_erasure(conn, plan, now=now)
@@ -112,6 +125,9 @@ class Lifecycle:
                 self.store.mark_erase_pending(conn)  # GIN keys and dead tuples go in the erasure pass
             else:
                 self._erase_fts_terms(conn)
+            return plan
+
+        plan = self.store.run_locked(scope_of_record(self.store, record_id) | {ERASURE_LOCK}, forget_in)
         self.index.refresh()
         self.store.erase_soon(self.housekeeping.erase_retry_s)
         return plan
@@ -141,7 +157,7 @@ class Lifecycle:
             raise InvalidInputError("clearing a review flag needs a reason", field="reason")
         check_text(reason, "reason")
         now = self._now()
-        with self.store.transaction() as conn:
+        with self.store.transaction(scope_of_record(self.store, record_id) or None) as conn:
             record = fetch_record(conn, record_id)
             if record is None or record.status == "deleted":
                 raise NotFoundError(f"no record {record_id}", record_id=record_id)
@@ -206,34 +222,40 @@ class Lifecycle:
             raise InvalidInputError("a merge needs a reason", field="reason")
         check_text(reason, "reason")
         now = self._now()
-        with self.store.transaction() as conn:
-            preview = self.merge_preview(source_id, target_id)
-            for row in conn.execute("SELECT alias FROM entity_aliases WHERE entity_id = ?", (source_id,)).fetchall():
-                add_alias(conn, target_id, row["alias"])
-            for link in preview["relinked_records"]:
-                conn.execute(
-                    "INSERT INTO record_entities (record_id, entity_id, role) VALUES (?,?,?) "
-                    "ON CONFLICT(record_id, entity_id) DO UPDATE SET role = CASE WHEN excluded.role = 'subject' THEN 'subject' ELSE record_entities.role END",
-                    (link["record_id"], target_id, link["role"]),
-                )
-            conn.execute("DELETE FROM record_entities WHERE entity_id = ?", (source_id,))
-            for change in preview["subject_changes"]:
-                conn.execute("UPDATE records SET subject_entity_id = ?, subject = ?, updated_at = ? WHERE id = ?",
-                             (target_id, change["new_subject"], now, change["record_id"]))
-            for collision in preview["subject_collisions"]:
-                for a, b in ((collision["record_id"], collision["now_shares_subject_with"]), (collision["now_shares_subject_with"], collision["record_id"])):
-                    row = conn.execute("SELECT conflicts_with FROM records WHERE id = ?", (a,)).fetchone()
-                    current = loads(row["conflicts_with"], [])
-                    if b not in current:
-                        conn.execute("UPDATE records SET conflicts_with = ? WHERE id = ?", (dumps([*current, b]), a))
-            conn.execute("UPDATE entities SET status = 'merged', merged_into = ? WHERE id = ?", (target_id, source_id))
-            affected = {link["record_id"] for link in preview["relinked_records"]} | {c["record_id"] for c in preview["subject_changes"]}
-            for record_id in sorted(affected):
-                seq = conn.execute("SELECT seq FROM records WHERE id = ?", (record_id,)).fetchone()["seq"]
-                fts_sync(conn, seq)
-            self.store.append_event(conn, at=now, kind="entity.merged", actor=actor, entity_id=target_id, reason=reason,
-                                    payload={"source": source_id, "target": target_id, "records": sorted(affected),
-                                             "aliases_moved": preview["aliases_moved"]})
+        with self.store.lock:
+            scopes = merge_scopes(self.store.conn, source_id, target_id)
+        return self.store.run_locked(scopes, lambda conn: self._merge_in(conn, source_id, target_id, now, actor, reason))
+
+    def _merge_in(self, conn, source_id: str, target_id: str, now: str, actor: str, reason: str) -> dict[str, Any]:
+        # the entities' scope and every scope whose records the merge relinks, locked before reading
+        self.store.require_scopes(merge_scopes(conn, source_id, target_id))
+        preview = self.merge_preview(source_id, target_id)
+        for row in conn.execute("SELECT alias FROM entity_aliases WHERE entity_id = ?", (source_id,)).fetchall():
+            add_alias(conn, target_id, row["alias"])
+        for link in preview["relinked_records"]:
+            conn.execute(
+                "INSERT INTO record_entities (record_id, entity_id, role) VALUES (?,?,?) "
+                "ON CONFLICT(record_id, entity_id) DO UPDATE SET role = CASE WHEN excluded.role = 'subject' THEN 'subject' ELSE record_entities.role END",
+                (link["record_id"], target_id, link["role"]),
+            )
+        conn.execute("DELETE FROM record_entities WHERE entity_id = ?", (source_id,))
+        for change in preview["subject_changes"]:
+            conn.execute("UPDATE records SET subject_entity_id = ?, subject = ?, updated_at = ? WHERE id = ?",
+                         (target_id, change["new_subject"], now, change["record_id"]))
+        for collision in preview["subject_collisions"]:
+            for a, b in ((collision["record_id"], collision["now_shares_subject_with"]), (collision["now_shares_subject_with"], collision["record_id"])):
+                row = conn.execute("SELECT conflicts_with FROM records WHERE id = ?", (a,)).fetchone()
+                current = loads(row["conflicts_with"], [])
+                if b not in current:
+                    conn.execute("UPDATE records SET conflicts_with = ? WHERE id = ?", (dumps([*current, b]), a))
+        conn.execute("UPDATE entities SET status = 'merged', merged_into = ? WHERE id = ?", (target_id, source_id))
+        affected = {link["record_id"] for link in preview["relinked_records"]} | {c["record_id"] for c in preview["subject_changes"]}
+        for record_id in sorted(affected):
+            seq = conn.execute("SELECT seq FROM records WHERE id = ?", (record_id,)).fetchone()["seq"]
+            fts_sync(conn, seq)
+        self.store.append_event(conn, at=now, kind="entity.merged", actor=actor, entity_id=target_id, reason=reason,
+                                payload={"source": source_id, "target": target_id, "records": sorted(affected),
+                                         "aliases_moved": preview["aliases_moved"]})
         return preview
 
     def get(self, record_id: str) -> Record | None:

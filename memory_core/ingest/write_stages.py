@@ -16,6 +16,7 @@ from ..policy.rules import EVIDENCED_SOURCE_KINDS, INITIAL_CONFIDENCE, SOURCE_RA
 from ..store.records import LIVE_STATUSES, RECORD_TYPES, Record, fetch_record, fts_sync, insert_record, update_record
 from .entity_resolution import ENTITY_KINDS, link, principal_entity, resolve_entity
 from .evidence import ROLE_FOR_SOURCE, locate_quote
+from .import_fields import apply_imported, finish_import
 from .matching import FactProbe, Match, classify_contradictions, fact_text, find_same_claim, find_same_fact, same_subject_records
 from .procedures import check_procedure, embedding_text, render, store_procedure
 from .reinforcement import apply_reinforcement
@@ -166,8 +167,12 @@ def find_duplicate(ctx: "WriteContext") -> None:
     if req.revises is not None or not req.dedupe:
         return
     ctx.live_on_subject = same_subject_records(ctx.conn, req.scope, ctx.subject)
+    if req.imported is not None:
+        ctx.live_on_subject = [r for r in ctx.live_on_subject if r.id not in req.imported.created]
     ctx.match = find_same_claim(ctx.conn, ing.index, content=_claim_text(req), record_type=req.type, scope=req.scope,
                                 subject=ctx.subject, vector=ctx.vector, settings=ing.settings, live_on_subject=ctx.live_on_subject)
+    if req.imported is not None and ctx.match.reinforce is not None and ctx.match.reinforce.id in req.imported.created:
+        ctx.match.reinforce = None
     ctx.notes.extend(ctx.match.notes())
     note = "states the same claim as {id}; reinforced it instead of writing a copy"
     if ctx.match.reinforce is None:
@@ -175,6 +180,8 @@ def find_duplicate(ctx: "WriteContext") -> None:
         # model's memory_write, now by session-end extraction): one fact, so one record.
         probe = FactProbe(req.scope.key, fact_text(_claim_text(req)), req.source_ref or req.session_id, ctx.evidence_turn)
         ctx.match.reinforce = find_same_fact(ctx.conn, probe, req.type)
+        if req.imported is not None and ctx.match.reinforce is not None and ctx.match.reinforce.id in req.imported.created:
+            ctx.match.reinforce = None
         if ctx.match.reinforce is None:
             return
         where = f"session {probe.source_ref}" + (f" turn {ctx.evidence_turn}" if ctx.evidence_turn is not None else "")
@@ -197,6 +204,8 @@ def check_contradictions(ctx: "WriteContext") -> None:
     if ctx.req.revises is not None:
         ctx.match.supersede, ctx.match.conflicts = [ctx.req.revises], []
         return
+    if ctx.req.imported is not None and ctx.req.imported.fields.get("status") not in LIVE_STATUSES:
+        return  # an imported superseded or expired version replaces and disputes nothing
     classify_contradictions(ctx.match, ctx.live_on_subject, ctx.source_kind)
 
 
@@ -231,6 +240,8 @@ def persist(ctx: "WriteContext") -> None:
         update_record(conn, record.id, review_flagged_at=now, review_reason=reason)
         record.review_flagged_at, record.review_reason = now, reason
         ctx.notes.append(f"conflicts with {', '.join(match.conflicts)}, which it may not supersede; flagged for review")
+    if req.imported is not None:
+        finish_import(conn, ing.store, req.imported, record)
     ctx.outcome = _outcome(ctx, "created", record, superseded=superseded, conflicts=list(match.conflicts))
 
 
@@ -275,7 +286,7 @@ def _new_record(ctx: "WriteContext", supersede: Record | None) -> Record:
     status = initial_status(ctx.source_kind)
     expires = format_ts(ctx.now + timedelta(days=settings.provisional_ttl_days)) if status == "provisional" else None
     event_at = req.event_at or (ctx.now if req.type == "episodic" else None)
-    return Record(
+    record = Record(
         id=record_id, type=req.type,
         version=(supersede.version + 1) if supersede else 1,
         lineage_id=supersede.lineage_id if supersede else record_id,
@@ -291,3 +302,4 @@ def _new_record(ctx: "WriteContext", supersede: Record | None) -> Record:
         conflicts_with=list(ctx.match.conflicts), tags=list(dict.fromkeys(req.tags)),
         embed_model=embedder.model_name, embed_version=embedder.model_version,
     )
+    return apply_imported(record, req.imported) if req.imported is not None else record

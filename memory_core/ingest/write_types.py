@@ -40,6 +40,21 @@ class WriteRequest:
     dedupe: bool = True  # False for records that are never a duplicate of another (session summaries)
     revises: Record | None = None  # memory_revise: the live record this new version replaces
     procedure: dict[str, Any] | None = None  # procedural records: name, trigger, steps, pitfalls
+    imported: "ImportedFields | None" = None  # an import: what the file keeps of the record (memory_core.portable)
+
+
+@dataclass
+class ImportedFields:
+    """What an import keeps of a record from its file; the write path applies these to the record it
+    creates (a reinforcement keeps the existing record as it is). ``prepare(conn)`` runs in the
+    record's savepoint before entity resolution (it creates the file's entities under their ids)."""
+
+    fields: dict[str, Any]  # id (if free), times, status, confidence, observations, review flags, lineage
+    history: list[dict[str, Any]] = field(default_factory=list)  # earlier versions, inserted as they were
+    prepare: Any = None
+    # Records this import run created (shared by its requests): the claim rules compare an imported
+    # record with the store's other records only; how records of one file relate is in the file.
+    created: set[str] = field(default_factory=set)
 
 
 @dataclass

@@ -24,6 +24,7 @@ from ..settings import WriteSettings
 from ..stages import Stage, StageTimer, run_stages
 from ..store.db import Store, dumps
 from ..store.records import Record
+from ..telemetry import NO_TELEMETRY, Telemetry, spans
 from . import write_stages as ws
 from .write_types import WriteContext, WriteOutcome, WriteRequest  # noqa: F401 (WriteRequest, WriteOutcome: public here)
 from .procedures import load_procedure
@@ -48,10 +49,20 @@ IN_TRANSACTION = (
 AFTER = (Stage("vector_index_update", ws.update_index, "apply the change feed to this process's matrix"),)
 
 
+def write_scopes(req: WriteRequest) -> set[str]:
+    """The owner scopes a write decides on: the one it writes to and, for a revision, the revised record's."""
+    scopes = {req.scope.key}
+    if req.revises is not None:
+        scopes.add(req.revises.scope)
+    return scopes
+
+
 class Ingestor:
     """Validates and writes records; the only code that inserts into ``records``."""
 
-    def __init__(self, store: Store, index: VectorIndex, embedder, judge, settings: WriteSettings, clock: Clock) -> None:
+    def __init__(self, store: Store, index: VectorIndex, embedder, judge, settings: WriteSettings, clock: Clock,
+                 telemetry: Telemetry = NO_TELEMETRY) -> None:
+        self.telemetry = telemetry  # one span per write when the host traces (telemetry/spans.py)
         self.store = store
         self.index = index
         self.embedder = embedder
@@ -62,11 +73,18 @@ class Ingestor:
     def write(self, req: WriteRequest, access: ScopeAccess) -> WriteOutcome:
         """Write (or reinforce) one record; raises MemoryCoreError subclasses and writes nothing on
         error except the refusal's write-log row."""
+        with spans.write(self.telemetry, req) as span:
+            outcome = self._write(req, access)
+            spans.write_done(span, req, outcome)
+        return outcome
+
+    def _write(self, req: WriteRequest, access: ScopeAccess) -> WriteOutcome:
         timer = StageTimer()
         ctx = WriteContext(req=req, access=access, now=self.clock.now(), ingestor=self, source_kind=req.source_kind)
         try:
             run_stages(BEFORE, ctx, timer)
-            with self.store.transaction() as conn:
+            # locks the scope written to (and a revised record's): writers of other scopes never wait
+            with self.store.transaction(write_scopes(req)) as conn:
                 ctx.conn = conn
                 run_stages(IN_TRANSACTION, ctx, timer)
                 log_seq = self._log(conn, ctx, timer)
@@ -82,7 +100,7 @@ class Ingestor:
         assert result is not None
         result.stages = dict(timer.stages)
         result.total_ms = timer.total_ms()
-        with self.store.transaction() as conn:
+        with self.store.batched_transaction() as conn:  # its own row: no scope locked, one round trip on PostgreSQL
             conn.execute("UPDATE write_log SET stages = ?, total_ms = ? WHERE seq = ?", (dumps(result.stages), result.total_ms, log_seq))
         return result
 
@@ -116,7 +134,7 @@ class Ingestor:
                     candidate: dict, error: Exception, stage: str | None = None, record_id: str | None = None,
                     stages: dict | None = None, total_ms: float = 0.0) -> int:
         """Record a refused write attempt (nothing else is written); marks ``error`` as logged."""
-        with self.store.transaction() as conn:
+        with self.store.transaction(()) as conn:  # an append: no scope locked
             seq = insert_log_row(
                 conn, at=format_ts(self.clock.now()), operation=operation, agent_id=agent_id, user_id=user_id,
                 session_id=session_id, actor=actor, outcome="refused", record_id=record_id, status=None, source_kind=None,

@@ -31,6 +31,7 @@ from operator import attrgetter
 from typing import Any, Protocol
 
 from ..settings import RetrievalSettings
+from ..telemetry import NO_TELEMETRY, Telemetry, spans
 from .request import SearchRequest
 from .recorder import StageRecorder
 from .search_types import StageTrace
@@ -85,6 +86,33 @@ class SearchRun:
 
     def elapsed_ms(self) -> float:
         return round((time.perf_counter() - self.handoffs["started"]) * 1000.0, 3)
+
+
+class RunView:
+    """A read-only view of a :class:`SearchRun` under the names the telemetry spans read
+    (memory_core/telemetry/spans.py): the request, the counts so far and the decisions taken."""
+
+    def __init__(self, run: SearchRun) -> None:
+        self._run = run
+        self._h = run.handoffs
+
+    request = property(lambda self: self._h["request"])
+    search_id = property(lambda self: self._h["search_id"])
+    stages = property(lambda self: self._run.stages)
+    results = property(lambda self: self._h.get("results") or [])
+    pool = property(lambda self: self._h.get("pool") or [])
+    ranking = property(lambda self: self._h.get("ranking") or [])
+    dropped = property(lambda self: [d for t in self._run.stages for d in t.dropped])
+    scopes = property(lambda self: self._h["access"].readable_keys if "access" in self._h else [])
+    rewrite_status = property(lambda self: self._h.get("rewrite_status") or "disabled")
+    rerank_outcome = property(lambda self: self._h.get("rerank_outcome"))
+    gate_summary = property(lambda self: self._h.get("gate"))
+    budget_used = property(lambda self: self._h.get("budget_used"))
+    total_ms = property(lambda self: self._h.get("total_ms"))
+    halted = property(lambda self: self._run.empty_reason is not None)
+
+    def elapsed_ms(self) -> float:
+        return self._run.elapsed_ms()
 
 
 # -- declarations --------------------------------------------------------------------------------
@@ -236,21 +264,27 @@ def _execute(stage: Stage, run: SearchRun) -> Any | None:
 class Pipeline:
     """Named stages run in order by :meth:`run`; the declarations are checked here, once."""
 
-    def __init__(self, stages: list[Stage]) -> None:
+    def __init__(self, stages: list[Stage], telemetry: Telemetry = NO_TELEMETRY) -> None:
         names = [s.name for s in stages]
         if len(set(names)) != len(names):
             raise ValueError(f"stage names must be unique: {names}")
         check_declarations(stages)
         self.stages = stages
+        self.telemetry = telemetry  # a search span, with one child span per stage, when the host traces
 
     @property
     def names(self) -> list[str]:
         return [s.name for s in self.stages]
 
     def run(self, run: SearchRun) -> SearchRun:
-        """Run every stage in order (see :func:`step`)."""
-        for stage in self.stages:
-            step(stage, run)
+        """Run every stage in order (see :func:`step`); each is a child span of the search's span
+        (memory_core/telemetry/spans.py), made from the trace the stage records."""
+        view = RunView(run)
+        with spans.search(self.telemetry, view) as search:
+            for stage in self.stages:
+                with spans.stage(search, stage.name, view):
+                    step(stage, run)
+            spans.search_done(search, view)
         return run
 
     step = staticmethod(step)

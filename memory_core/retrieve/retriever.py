@@ -31,6 +31,7 @@ from ..llm import LanguageModel
 from ..policy.grants import AccessResolver, ScopeAccess
 from ..settings import RetrievalSettings
 from ..store.db import Store
+from ..telemetry import NO_TELEMETRY, Telemetry
 from .budget import BudgetStage
 from .collapse import CollapseStage
 from .explain import ExplainStage
@@ -62,9 +63,9 @@ def default_stages() -> list[Stage]:
     ]
 
 
-def build_pipeline(stages: list[Stage] | None = None) -> Pipeline:
+def build_pipeline(stages: list[Stage] | None = None, telemetry: Telemetry = NO_TELEMETRY) -> Pipeline:
     """A pipeline of ``stages`` (default: :func:`default_stages`); their declarations are checked."""
-    return Pipeline(default_stages() if stages is None else stages)
+    return Pipeline(default_stages() if stages is None else stages, telemetry)
 
 
 def _request(request: SearchRequest | None, params: dict[str, Any]) -> SearchRequest:
@@ -81,7 +82,7 @@ class Retriever:
     def __init__(
         self, *, store: Store, index: VectorIndex, embedder: Embedder, clock: Clock, access: AccessResolver,
         settings: Callable[[], RetrievalSettings], llm: LanguageModel | None = None, reranker: PassageScorer | None = None,
-        stages: list[Stage] | None = None,
+        stages: list[Stage] | None = None, telemetry: Telemetry = NO_TELEMETRY,
     ) -> None:
         self.store = store
         self.index = index
@@ -89,7 +90,7 @@ class Retriever:
         self.clock = clock
         self._access = access
         self._settings = settings
-        self.pipeline = build_pipeline(stages)
+        self.pipeline = build_pipeline(stages, telemetry)
         self._llm = llm
         self._reranker = reranker
         self._reranker_key: tuple | None = ("injected",) if reranker is not None else None

@@ -135,7 +135,7 @@ def log_failure(deps: SearchServices, handoffs: dict[str, Any], stages: list[Sta
     # The error may quote text that cannot be stored (a lone surrogate): the row is written anyway.
     error = loggable(f"search failed: {type(exc).__name__}: {exc}")
     trace = loggable({"stages": [s.to_dict() for s in stages], "results": [], "response": None, "error": error})
-    with deps.store.transaction() as conn:
+    with deps.store.transaction(()) as conn:  # an append: no scope locked
         insert_search(conn, {
             "id": handoffs["search_id"], "at": handoffs["at"], "agent_id": req.agent_id, "user_id": req.user_id,
             "session_id": req.session_id, "raw_query": req.query, "rewritten_query": handoffs.get("rewritten_query"),

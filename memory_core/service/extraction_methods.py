@@ -16,6 +16,7 @@ from ..llm import LanguageModel
 from ..llm.factory import RoleModels
 from ..settings import Settings
 from ..store.db import Store
+from ..telemetry import Telemetry
 
 
 class ExtractionMethods:
@@ -30,13 +31,14 @@ class ExtractionMethods:
     llm: LanguageModel | None
     models: RoleModels
     _extraction: ExtractionRunner | None
+    telemetry: Telemetry
 
     def extraction_deps(self) -> ExtractionDeps:
         """The parts an extraction runner works with, taken from this service."""
         return ExtractionDeps(
             store=self.store, clock=self.clock, index=self.index, settings=self.settings.extraction, access=self.access,
             write=lambda request, access: self.write(request, access), judge=self.judge, llm=self.llm,
-            models=self.models, search=self.search, housekeeping=self.settings.housekeeping,
+            models=self.models, search=self.search, housekeeping=self.settings.housekeeping, telemetry=self.telemetry,
         )
 
     @property

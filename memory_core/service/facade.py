@@ -50,19 +50,24 @@ from ..store.doctor import DoctorReport, run_doctor
 from ..store.opening import damage_guard
 from ..store.transfer import refuse_unfinished_copy
 from ..store.records import Record
+from ..telemetry import Telemetry, spans
+from .admin_methods import AdminMethods
 from .ambient_methods import AmbientMethods
 from .embedders import shared_embedder
 from .extraction_methods import ExtractionMethods
+from .portable_methods import PortableMethods
 from .session import Session
 from .tool_surface import ToolSurface, default_tool_surface
 
 
-class MemoryService(ExtractionMethods, AmbientMethods):
+class MemoryService(ExtractionMethods, AmbientMethods, AdminMethods, PortableMethods):
     """A memory store opened for use: SQLite, vector index, embedder, write path, retriever and tools."""
 
     def __init__(self, store: Store, settings: Settings, clock: Clock, embedder, *, llm=None,
-                 models: RoleModels | None = None, tools: ToolSurface | None = None) -> None:
+                 models: RoleModels | None = None, tools: ToolSurface | None = None, tracer_provider=None) -> None:
         self.store = store
+        # spans go to ``tracer_provider``, else to the host's global OpenTelemetry provider (docs/observability.md)
+        self.telemetry = Telemetry(settings.telemetry, tracer_provider, store_id=spans.store_id(str(store.path)))
         self.settings = settings
         self.clock = clock
         self.embedder = embedder
@@ -86,11 +91,11 @@ class MemoryService(ExtractionMethods, AmbientMethods):
             if self.models.entailment is not None
             else offline_judge
         )
-        self.ingestor = Ingestor(store, self.index, embedder, self.judge, settings.write, clock)
-        self.lifecycle = Lifecycle(store, self.index, settings.write, clock, settings.housekeeping)
+        self.ingestor = Ingestor(store, self.index, embedder, self.judge, settings.write, clock, self.telemetry)
+        self.lifecycle = Lifecycle(store, self.index, settings.write, clock, settings.housekeeping, self.telemetry)
         self.retriever = Retriever(
             store=store, index=self.index, embedder=embedder, clock=clock, access=self.access,
-            settings=lambda: self.settings.retrieval, llm=self.models.rewrite,
+            settings=lambda: self.settings.retrieval, llm=self.models.rewrite, telemetry=self.telemetry,
         )
         self._tools = tools
         self._extraction: ExtractionRunner | None = None
@@ -109,6 +114,7 @@ class MemoryService(ExtractionMethods, AmbientMethods):
         models: RoleModels | None = None,
         allow_embedder_mismatch: bool = False,
         read_only: bool = False,
+        tracer_provider=None,
     ) -> "MemoryService":
         """Create or migrate the store at ``path`` and load the configured embedder.
 
@@ -117,7 +123,8 @@ class MemoryService(ExtractionMethods, AmbientMethods):
         an SQLite database that is not a store, or the target of an unfinished ``migrate-store``
         raises :class:`~memory_core.errors.StoreUnusableError` naming the file and what to do.
         ``read_only`` opens an existing, current store without writing anything to it (nothing is
-        created or migrated; any write fails): for commands that only look.
+        created or migrated; any write fails): for commands that only look. ``tracer_provider`` is
+        the OpenTelemetry provider the service's spans go to (default: the host's global one).
         """
         settings = settings or load_settings()
         clock = clock or SystemClock()
@@ -136,7 +143,7 @@ class MemoryService(ExtractionMethods, AmbientMethods):
                         f"writing once (agent-memory init --path {store.path}) to migrate it", path=str(store.path),
                         problem="outdated", pending=store.pending_migrations)
                 embedder = embedder or shared_embedder(settings.embedder)
-                service = cls(store, settings, clock, embedder, llm=llm, models=models)
+                service = cls(store, settings, clock, embedder, llm=llm, models=models, tracer_provider=tracer_provider)
                 service._check_embedder(allow_embedder_mismatch)
                 if not (read_only and store.backend == "postgresql"):  # there it only starts an index build
                     service.index.rebuild()

@@ -15,6 +15,7 @@ from ..policy.scopes import Scope, parse_scope
 from ..settings import Settings
 from ..store import sessions
 from ..store.db import Store
+from ..telemetry import Telemetry, spans
 from .tool_surface import ToolSurface
 
 TURN_ROLES = ("user", "assistant", "tool", "system")
@@ -37,6 +38,7 @@ class SessionHost(Protocol):
     store: Store
     clock: Clock
     settings: Settings
+    telemetry: Telemetry
 
     @property
     def tools(self) -> ToolSurface: ...
@@ -104,7 +106,10 @@ class Session:
             return {"ok": False, "error": SessionClosedError(f"session {self.id} has ended").to_dict()}
         token = _CALL_ORIGIN.set(origin)
         try:
-            return self.service.tools.call(self, name, arguments)
+            with spans.tool_call(self.service.telemetry, self, name, origin) as span:
+                result = self.service.tools.call(self, name, arguments)
+                spans.tool_result(span, result)
+            return result
         finally:
             _CALL_ORIGIN.reset(token)
 

@@ -16,6 +16,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .base import _Section
 from .retrieval import RetrievalSettings  # noqa: F401 - part of this module's API
+from .telemetry import TelemetrySettings  # noqa: F401 - part of this module's API
 
 
 class EmbedderSettings(_Section):
@@ -389,6 +390,7 @@ class Settings(BaseSettings):
     host_memory: HostMemorySettings = Field(default_factory=HostMemorySettings, description="Host-issued conditional memory (hybrid mode).")
     postgres: PostgresSettings = Field(default_factory=PostgresSettings, description="The PostgreSQL store backend.")
     mcp: McpSettings = Field(default_factory=McpSettings, description="The MCP server and host hooks (docs/mcp.md).")
+    telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings, description="OpenTelemetry spans (docs/observability.md).")
 
 
 class _DefaultsOnly(Settings):

@@ -12,15 +12,17 @@ import zlib
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..inputs import loggable
 from .migrations import migrate
 from .opening import (BUSY_TIMEOUT_MS, check_wal, close_quietly, connect, damage_guard, pending_migrations, store_file,
                       forget_probe, store_migrations, unattended_wal)
+
+T = TypeVar("T")
 
 
 def _enter_wal(conn: sqlite3.Connection) -> None:
@@ -220,12 +222,15 @@ class Store:
 
     BEGIN = "BEGIN IMMEDIATE"  # SQLite: take the write lock at the start, not at the first write
 
-    def _serialize_writers(self, conn: Any) -> None:
-        """Inside a new write transaction: make other writers wait (SQLite's BEGIN IMMEDIATE did)."""
-
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction; nested use joins the outer one."""
+    def transaction(self, scopes: Iterable[str] | None = None) -> Iterator[sqlite3.Connection]:
+        """A write transaction; nested use joins the outer one.
+
+        ``scopes`` names the owner scopes (``"user:alice"``) whose records and entities the
+        transaction reads to decide and then changes; ``()`` says it only appends rows nobody
+        checks (a log row); ``None`` (the default) claims the whole store. SQLite's write lock is
+        one for the file whatever is named; PostgreSQL locks just what is named (see
+        docs/store.md, "Concurrent writers on PostgreSQL")."""
         with self.lock:
             if self._depth:
                 self._depth += 1
@@ -237,7 +242,6 @@ class Store:
             self.conn.execute(self.BEGIN)
             self._depth = 1
             try:
-                self._serialize_writers(self.conn)
                 yield self.conn
             except BaseException:
                 self._depth = 0
@@ -246,6 +250,30 @@ class Store:
             else:
                 self._depth = 0
                 self.conn.execute("COMMIT")
+
+    def covers(self, scopes: Iterable[str]) -> bool:
+        """Inside a transaction: whether it holds the locks of ``scopes`` (SQLite's holds all)."""
+        return True
+
+    def require_scopes(self, scopes: Iterable[str]) -> None:
+        """Inside a transaction: raise :class:`LocksTooNarrow` unless it holds ``scopes``' locks (what
+        it read shows it must change more scopes than it locked: :meth:`run_locked` retries)."""
+        if not self.covers(scopes):
+            raise LocksTooNarrow(scopes)
+
+    def run_locked(self, scopes: Iterable[str], body: Callable[[Any], T]) -> T:
+        """``body(conn)`` in a transaction locking ``scopes``; when the body finds it needs more
+        (``require_scopes``), it is rolled back and run again with those too, every lock taken in
+        the fixed order at the start (after three tries, with the whole store)."""
+        wanted = set(scopes)
+        for _ in range(3):
+            try:
+                with self.transaction(wanted) as conn:
+                    return body(conn)
+            except LocksTooNarrow as grew:
+                wanted |= grew.scopes
+        with self.transaction() as conn:
+            return body(conn)
 
     def batched_transaction(self):
         """A write transaction whose statements' results nobody reads (a search's log row). On SQLite
@@ -321,6 +349,17 @@ class Store:
             (at, kind, actor, record_id, entity_id, reason, dumps(payload)),
         )
         return int(cur.lastrowid)
+
+
+ERASURE_LOCK = "~erasure"  # named by every forget: forgets redact shared log rows, so they take turns
+
+
+class LocksTooNarrow(Exception):
+    """A transaction found it must change scopes it did not lock (internal: ``run_locked`` retries)."""
+
+    def __init__(self, scopes: Iterable[str]) -> None:
+        super().__init__(f"needs the locks of {sorted(scopes)}")
+        self.scopes = set(scopes)
 
 
 def dumps(value: Any) -> str:

@@ -1,7 +1,7 @@
 """Read-only counts and series for an overview of a store (admin app overview, notebooks, stats).
 
-Plain SQL over the store, shared by ``MemoryService.stats``, ``admin_ui.queries`` and
-``memory_core.notebook.figures`` so each number is computed one way.
+Plain SQL over the store, shared by ``MemoryService.stats``, the service's admin methods (the admin
+app's overview) and ``memory_core.notebook.figures`` so each number is computed one way.
 """
 
 from __future__ import annotations

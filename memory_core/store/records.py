@@ -257,9 +257,9 @@ def fts_text_for(conn: sqlite3.Connection, record_seq: int) -> tuple[str, str, s
 def fts_sync(conn: sqlite3.Connection, record_seq: int) -> None:
     """Make the FTS row of ``record_seq`` match the record (or remove it for a deleted one)."""
     if getattr(conn, "backend", "sqlite") == "postgresql":  # a tsvector made from our own tokens
-        from .pg.fulltext import replace_row
+        from .pg.fulltext import replace_row, text_of
 
-        replace_row(conn, record_seq, fts_text_for(conn, record_seq))
+        replace_row(conn, record_seq, text_of(conn, record_seq))
         return
     conn.execute("DELETE FROM records_fts WHERE rowid = ?", (record_seq,))
     text = fts_text_for(conn, record_seq)

@@ -8,10 +8,15 @@ from ..errors import NotFoundError, SessionClosedError, SessionOwnerError
 from .db import Store, dumps, loads
 
 
+def session_lock(session_id: str) -> str:
+    """The lock name of one session's rows (not a scope key: those never hold "~")."""
+    return f"~session:{session_id}"
+
+
 def open_session(store: Store, *, session_id: str, agent_id: str, user_id: str, project_id: str | None,
                  write_targets: dict[str, str], now: str, framework: str | None = None, trigger_mode: str | None = None) -> None:
     """Create the session row (with a ``session.started`` event), or check that an existing one may be resumed."""
-    with store.transaction() as conn:
+    with store.transaction((session_lock(session_id),)) as conn:
         existing = conn.execute("SELECT agent_id, user_id, ended_at FROM sessions WHERE id = ?", (session_id,)).fetchone()
         if existing:
             if (existing["agent_id"], existing["user_id"]) != (agent_id, user_id):
@@ -40,7 +45,7 @@ def session_row(store: Store, session_id: str) -> dict:
 
 def append_turn(store: Store, session_id: str, role: str, content: str, at: str) -> int:
     """Add the next transcript turn; returns its number (0-based)."""
-    with store.transaction() as conn:
+    with store.transaction((session_lock(session_id),)) as conn:  # numbers the session's turns, nothing else
         turn = conn.execute("SELECT COALESCE(MAX(turn) + 1, 0) FROM turns WHERE session_id = ?", (session_id,)).fetchone()[0]
         conn.execute("INSERT INTO turns (session_id, turn, role, content, at) VALUES (?,?,?,?,?)", (session_id, turn, role, content, at))
     return int(turn)

@@ -8,7 +8,7 @@ from memory_core.errors import InvalidInputError
 
 def test_adapter_sessions_record_framework_and_trigger_mode(service):
     # the admin app's dependencies (streamlit, argon2) live in the main venv only
-    ended_sessions = pytest.importorskip("admin_ui.extraction_runs", reason="the admin app is not installed here").ended_sessions
+    ended_sessions = pytest.importorskip("admin_ui.data.extraction", reason="the admin app is not installed here").ended_sessions
     service.grant("assistant", "user:alice", read=True, write=True, actor="test")
     runtime = MemoryRuntime(service, framework="crewai", trigger_mode="auto")
     runtime.open(Identity("assistant", "alice", "ses-crew"))

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_core.app_launch import APP, DEMO_ACCOUNTS, app_environment, streamlit_command
+from memory_core.app_launch import DEMO_ACCOUNTS, RUN_FROM, app_environment, streamlit_command
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -67,7 +67,7 @@ def start_server(template: Path, workdir: Path, demo: bool = True, tls: tuple[Pa
     command = streamlit_command(port, "127.0.0.1")
     if tls is not None:
         command += ["--server.sslCertFile", str(tls[0]), "--server.sslKeyFile", str(tls[1])]
-    proc = subprocess.Popen(command, cwd=APP.parent, env=env, stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(command, cwd=RUN_FROM, env=env, stdout=log, stderr=subprocess.STDOUT)
     base = f"{'https' if tls else 'http'}://127.0.0.1:{port}"
     unverified = ssl._create_unverified_context() if tls else None  # our own self-signed test certificate
     deadline = time.monotonic() + 120

@@ -1,7 +1,7 @@
 """Issue 24, the admin app: CSV exports are spreadsheet-safe, and the sign-in cookie is the server's.
 
-In Chromium against the real server (``streamlit run app.py``): the downloaded CSV holds no
-formula; the table toolbar's own export is off; the session cookie is HttpOnly, SameSite=Strict
+In Chromium against the real server (``streamlit run admin_ui/entry/app.py``): the downloaded CSV
+holds no formula; the table toolbar's own export is off; the session cookie is HttpOnly, SameSite=Strict
 and, over TLS, Secure; a copied cookie does not open the app in another browser and stops working
 once the owner's browser loads a page; signing out in one tab shows the sign-in page in every other
 tab without a reload.

@@ -118,7 +118,7 @@ def test_launching_the_app_from_a_notebook_without_streamlit_names_the_extra(tmp
 def test_the_admin_app_package_without_plotly_names_the_extra():
     done = run_without(["plotly", "argon2"], """
         try:
-            import admin_ui.navigation
+            import admin_ui.views.navigation
         except Exception as exc:
             print(type(exc).__name__, exc)
     """)
@@ -139,7 +139,7 @@ def test_a_missing_extra_still_reads_as_a_missing_module():
     done = run_without(["streamlit"], """
         import pytest
         try:
-            pytest.importorskip("admin_ui.navigation", reason="no app here")
+            pytest.importorskip("admin_ui.views.navigation", reason="no app here")
         except BaseException as exc:
             print(type(exc).__name__, exc)
     """)

@@ -36,7 +36,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 TORCH = "torch==2.13.0"  # the Makefile's pin: the CPU build (any other request pulls a CUDA build)
-BUILD_INPUTS = ("pyproject.toml", "README.md", "app.py", "memory_core", "admin_ui", "app_pages")
+BUILD_INPUTS = ("pyproject.toml", "setup.py", "README.md", "memory_core", "admin_ui", "pages")
 EXTRA_PACKAGES = ("streamlit", "plotly", "pandas", "argon2", "FlagEmbedding", "psycopg", "openai", "mcp")
 
 pytestmark = pytest.mark.packaging
@@ -99,10 +99,11 @@ def probe(venv: dict) -> dict:
 def test_the_wheel_carries_the_library_the_app_and_its_pages(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "memory_core/cli.py" in names and "memory_core/llm/openai_client.py" in names
-    assert "admin_ui/app_files/app.py" in names and "admin_ui/static/favicon.png" in names
-    pages = {Path(n).name for n in names if n.startswith("admin_ui/app_files/app_pages/")}
-    assert pages == {p.name for p in (ROOT / "app_pages").glob("*.py")}
-    assert not any(n.startswith(("tests/", "benchmarks/", "app_pages/")) for n in names)
+    assert {"admin_ui/entry/app.py", "admin_ui/entry/page_script.py", "admin_ui/static/favicon.png"} <= names
+    # the top-level pages/ is installed as admin_ui/pages/, never beside the entry scripts nor at the top
+    pages = {Path(n).name for n in names if n.startswith("admin_ui/pages/")}
+    assert pages == {p.name for p in (ROOT / "pages").glob("*.py")}
+    assert not any(n.startswith(("tests/", "benchmarks/", "pages/", "admin_ui/entry/pages/")) for n in names)
     seeds = {n.removeprefix("memory_core/seed_data/") for n in names if n.startswith("memory_core/seed_data/")}
     assert seeds == {str(p.relative_to(ROOT / "seed_data")) for p in (ROOT / "seed_data").rglob("*") if p.is_file()}
 
@@ -163,21 +164,23 @@ def healthy(url: str) -> bool:
 def test_the_app_extra_installs_the_admin_app_and_serve_answers_its_health_check(fresh_venv, wheel, tmp_path):
     env, home = fresh_venv["env"], fresh_venv["home"]
     run([*fresh_venv["pip"], f"{wheel}[app]", "-c", ROOT / "requirements.lock"], env=env, cwd=home)
-    # The page script (admin_app.py; app.py is its server), a page and the admin_ui logic run from the installed package: the sign-in page for a
-    # visitor, the overview page for a signed-in admin (over a store the app creates with the default embedder).
+    # The page script (admin_ui/entry/page_script.py; app.py beside it is its server), a page and the admin_ui logic
+    # run from the installed package: the sign-in page for a visitor, the overview page for a signed-in admin (over a
+    # store the app creates with the default embedder).
     script = ("import json, pathlib; from streamlit.testing.v1 import AppTest; import admin_ui; "
               "from admin_ui.auth import Identity; "
-              "app = pathlib.Path(admin_ui.__file__).parent / 'app_files' / 'admin_app.py'; "
+              "app = pathlib.Path(admin_ui.__file__).parent / 'entry' / 'page_script.py'; "
+              "overview = pathlib.Path(admin_ui.__file__).parent / 'pages' / 'overview.py'; "
               "visitor = AppTest.from_file(str(app), default_timeout=120).run(); "
               "admin = AppTest.from_file(str(app), default_timeout=120); admin.session_state['identity'] = Identity('ada', 'admin'); "
-              "admin.run(); admin.switch_page('app_pages/overview.py').run(); "
+              "admin.run(); admin.switch_page(str(overview)).run(); "
               "print(json.dumps({'app': str(app), 'exceptions': [str(e.value) for e in [*visitor.exception, *admin.exception]], "
               "'visitor': [t.value for t in visitor.title], 'admin': [t.value for t in admin.title]}))")
     done = run([fresh_venv["python"], "-c", script], env={**env, "MEMORY_STORE": str(tmp_path / "app.sqlite")}, cwd=home,
                timeout=600)
     shown = json.loads(done.stdout.strip().splitlines()[-1])
     assert shown["app"].startswith(str(fresh_venv["venv"])) and shown["exceptions"] == [], done.stdout + done.stderr
-    assert shown["visitor"] == ["Sign in to agent-memory"] and shown["admin"], shown
+    assert shown["visitor"] == ["Sign in to agent-memory"] and shown["admin"][:1] == ["Overview"], shown
     # `agent-memory serve` from outside the checkout: the server comes up and answers /_stcore/health.
     port = free_port()
     log = open(tmp_path / "serve.log", "w")

@@ -13,7 +13,14 @@ from admin_ui.auth import Identity
 from admin_ui.runtime import CLOCK_ENV, EMBEDDER_ENV, STORE_ENV
 from tests.ui import store_builder
 
-APP = str(Path(__file__).resolve().parents[2] / "admin_app.py")  # the page script (app.py serves it)
+ROOT = Path(__file__).resolve().parents[2]
+APP = str(ROOT / "admin_ui" / "entry" / "page_script.py")  # the page script (entry/app.py serves it)
+PAGES = ROOT / "pages"
+
+
+def page_file(name: str) -> str:
+    """A page script's path as ``AppTest.switch_page`` takes it (pages/ is not beside the page script)."""
+    return str(PAGES / name)
 
 
 @pytest.fixture(scope="session")
@@ -54,7 +61,7 @@ def open_page(ui_store):
         at = AppTest.from_file(APP, default_timeout=30)
         at.session_state["identity"] = identity or ROLES[role]
         at.run()
-        at.switch_page(f"app_pages/{page}").run()
+        at.switch_page(page_file(page)).run()
         assert not at.exception, [e.value for e in at.exception]
         return at
 

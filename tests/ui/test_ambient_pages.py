@@ -121,13 +121,13 @@ def test_a_session_without_a_recorded_prefix_says_so(open_page, ctx_store):
 def test_a_permalink_opens_a_session(open_page, ctx_store):
     from streamlit.testing.v1 import AppTest
 
-    from tests.ui.conftest import APP, ROLES
+    from tests.ui.conftest import APP, ROLES, page_file
 
     at = AppTest.from_file(APP, default_timeout=30)
     at.session_state["identity"] = ROLES["viewer"]
     at.query_params["session"] = "ses_ctx"
     at.run()
-    at.switch_page("app_pages/session_context.py").run()
+    at.switch_page(page_file("session_context.py")).run()
     assert not at.exception
     assert at.selectbox(key="context_session_id").value == "ses_ctx"
 

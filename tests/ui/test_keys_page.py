@@ -73,7 +73,7 @@ def test_viewers_and_reviewers_cannot_change_keys_and_users_cannot_open_the_page
         at = open_page("keys.py", role)
         assert not {b.key for b in at.button} & {"key_create_submit", "key_revoke_submit"}
         assert any("read-only" in t for t in shown_text(at))
-    from admin_ui.navigation import page_specs
+    from admin_ui.views.navigation import page_specs
     from tests.ui.conftest import ROLES
 
     assert "keys" not in [url for *_, url in page_specs(ROLES["user"])]

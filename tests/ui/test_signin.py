@@ -5,7 +5,7 @@ from streamlit import config
 from streamlit.testing.v1 import AppTest
 
 from admin_ui.auth import hash_password
-from tests.ui.conftest import APP, errors, shown_text
+from tests.ui.conftest import APP, errors, page_file, shown_text
 
 
 @pytest.fixture
@@ -43,7 +43,7 @@ def test_nobody_sees_a_page_before_signing_in(accounts_file):
     at = AppTest.from_file(APP, default_timeout=30).run()
     assert at.title[0].value == "Sign in to agent-memory"
     with pytest.raises(ValueError):
-        at.switch_page("app_pages/records.py")
+        at.switch_page(page_file("records.py"))
 
 
 def test_a_wrong_password_is_refused(accounts_file):
@@ -57,7 +57,7 @@ def test_a_reviewer_signs_in_and_gets_the_staff_pages(accounts_file):
     assert not at.exception
     assert at.session_state["identity"].role == "reviewer"
     assert at.title[0].value == "Overview"
-    at.switch_page("app_pages/review_queue.py").run()
+    at.switch_page(page_file("review_queue.py")).run()
     assert at.title[0].value == "Review queue"
 
 
@@ -66,7 +66,7 @@ def test_a_user_account_gets_only_their_own_memory(accounts_file):
     assert at.title[0].value == "My memory"
     for page in ("overview.py", "search_explorer.py", "grants.py", "logs.py"):
         with pytest.raises(ValueError):
-            at.switch_page(f"app_pages/{page}")
+            at.switch_page(page_file(page))
 
 
 def test_demo_mode_signs_in_the_demo_operator_only_on_localhost(accounts_file, server_address, monkeypatch):
@@ -119,8 +119,8 @@ def test_the_demo_sign_in_page_lists_the_packaged_accounts_with_their_published_
 
 @pytest.fixture
 def sign_in_routes(monkeypatch):
-    """The sign-in store the server's routes would share with the script (app.py installs it)."""
-    from admin_ui import session_routes
+    """The sign-in store the server's routes would share with the script (entry/app.py installs it)."""
+    from admin_ui.auth import routes as session_routes
     from memory_core.settings import UISettings
 
     monkeypatch.setattr(session_routes, "_STORE", None)  # put back (None) when the test ends

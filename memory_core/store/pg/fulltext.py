@@ -58,12 +58,38 @@ def tsquery_literal(term: str) -> str | None:
     return " <-> ".join(f"'{part}'" for part in parts)
 
 
+# What records.fts_text_for reads in four statements, in one: the record, its subject entity's
+# name and its linked entities' aliases (own scope only), its procedure's name and trigger.
+_TEXT_OF = (
+    "SELECT r.status, r.content, r.attribute, "
+    "(SELECT e.canonical_name FROM entities e WHERE e.id = r.subject_entity_id AND e.scope_kind = r.scope_kind "
+    "AND e.scope_id = r.scope_id), "
+    "(SELECT string_agg(x.alias, ' ' ORDER BY x.alias) FROM (SELECT DISTINCT a.alias FROM record_entities re "
+    "JOIN entity_aliases a ON a.entity_id = re.entity_id JOIN entities e ON e.id = re.entity_id "
+    "WHERE re.record_id = r.id AND e.scope_kind = r.scope_kind AND e.scope_id = r.scope_id) x), "
+    "(SELECT p.name || '. ' || p.trigger FROM procedures p WHERE p.record_id = r.id LIMIT 1) "
+    "FROM records r WHERE r.seq = %s"
+)
+
+
+def text_of(conn, record_seq: int) -> tuple[str, str, str] | None:
+    """(content, subject text, alias text) of a record as its full-text row holds them, in one round
+    trip (the same values as ``records.fts_text_for``); None for a deleted or missing record."""
+    row = conn.execute_native(_TEXT_OF, (record_seq,)).fetchone()
+    if row is None or row[0] == "deleted":
+        return None
+    status, content, attribute, subject_name, aliases, procedure = row
+    subject_words = [w for w in (subject_name, attribute.replace("_", " ") if attribute else None) if w]
+    return (procedure if procedure is not None else content), " ".join(subject_words), aliases or ""
+
+
 def replace_row(conn, record_seq: int, text: tuple[str, str, str] | None) -> None:
     """Make the full-text row of ``record_seq`` hold ``text`` (content, subject, aliases), or none."""
-    conn.execute_native("DELETE FROM records_fts WHERE rowid = %s", (record_seq,))
-    if text is not None:
-        conn.execute_native("INSERT INTO records_fts (rowid, lexemes) VALUES (%s, %s::tsvector)",
-                            (record_seq, tsvector_literal(*text)))
+    if text is None:
+        conn.execute_native("DELETE FROM records_fts WHERE rowid = %s", (record_seq,))
+        return
+    conn.execute_native("INSERT INTO records_fts (rowid, lexemes) VALUES (%s, %s::tsvector) "
+                        "ON CONFLICT (rowid) DO UPDATE SET lexemes = EXCLUDED.lexemes", (record_seq, tsvector_literal(*text)))
 
 
 def doclist(conn, term: str) -> np.ndarray:

@@ -4,10 +4,11 @@ What differs from SQLite, and why:
 
 - **Writers.** SQLite lets one writer in at a time (``BEGIN IMMEDIATE``); the write path relies on
   that (the duplicate search and the insert of a record must not interleave with another
-  writer's). Here every write transaction takes one transaction-scoped advisory lock first, so
-  writers from any number of processes and hosts queue exactly as they do on SQLite, while
-  readers never wait. (A per-owner-scope lock would let writers to different scopes run in
-  parallel; see docs/scaling.md.)
+  writer's). Here a write transaction takes transaction-scoped advisory locks on the owner
+  scopes it decides on (:mod:`.locks`), so writers of the same scope queue exactly as they do on
+  SQLite while writers of different scopes run side by side, and readers never wait. The change
+  feed's version is assigned at COMMIT (:meth:`PgStore.bump`), so no row is held by every writer
+  for its whole transaction.
 - **Reads** run in autocommit mode: each statement sees everything committed before it, so a
   search sees other processes' writes at once. There is no in-memory index to refresh.
 - **Erasure** after a forget is :mod:`.erasure`'s pass, run on a background thread (coalescing
@@ -20,6 +21,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Iterable
 from contextlib import contextmanager
 from datetime import datetime, timezone
 
@@ -27,13 +29,14 @@ import psycopg
 
 from ...clock import format_ts
 from ..urls import redact_url
-from ..db import Store
+from ...inputs import loggable
+from ..db import Store, dumps
 from .connection import PgConnection, _params, as_sqlite_error
 from .translate import translate
 from .erasure import ErasureReport, erase_pass
+from .locks import FLUSH_CHANGES, covers, held_by, lock_statements
 from .schema import PG_MIGRATIONS, pg_migrate
 
-LOCK_WRITE = 7_301_002  # the advisory lock every write transaction takes
 log = logging.getLogger(__name__)
 
 
@@ -52,6 +55,9 @@ class PgStore(Store):
         self.erase_delay_s = 0.0
         self.last_erasure: ErasureReport | None = None
         self._erase_lock = threading.Lock()
+        self._held: frozenset[str] | None = None  # the scopes the open transaction locked (None: all)
+        self._changes: list[tuple[int, str]] = []  # change-feed rows queued by bump() until COMMIT
+        self._deferred: list[tuple[str, object]] = []  # event rows queued by append_event() until COMMIT
 
     @classmethod
     def open(cls, url: str, now: str) -> "PgStore":  # type: ignore[override]
@@ -85,40 +91,103 @@ class PgStore(Store):
         with self.lock:
             self.conn.close()
 
-    BEGIN = "BEGIN"
+    @contextmanager
+    def transaction(self, scopes: Iterable[str] | None = None):
+        """A write transaction holding the advisory locks ``scopes`` names (:mod:`.locks`): the
+        whole store by default, else those owner scopes (and the store shared). BEGIN and the locks
+        go to the server in one round trip; the change feed rows queued by :meth:`bump` and COMMIT
+        in one more. Nested use joins the outer transaction, which must already hold the locks."""
+        with self.lock:
+            if self._depth:
+                if not covers(self._held, scopes):
+                    raise RuntimeError(f"a nested transaction wants {sorted(scopes) if scopes is not None else 'the whole store'}"
+                                       f" but the outer one holds only {sorted(self._held or ())}")
+                self._depth += 1
+                try:
+                    yield self.conn
+                finally:
+                    self._depth -= 1
+                return
+            self._send([("BEGIN", ()), *lock_statements(scopes)], opening=True)
+            self._depth, self._held, self._changes, self._deferred = 1, held_by(scopes), [], []
+            try:
+                yield self.conn
+            except BaseException:
+                self._depth = 0
+                self._rollback()
+                raise
+            self._depth = 0
+            closing = [*self._deferred]
+            if self._changes:
+                seqs, ops = zip(*self._changes)
+                closing.append((FLUSH_CHANGES, {"n": len(seqs), "seqs": list(seqs), "ops": list(ops)}))
+            closing.append(("COMMIT", ()))
+            self._changes, self._deferred = [], []
+            self._send(closing)
 
-    def _serialize_writers(self, conn: PgConnection) -> None:
-        """One writer at a time across every process and host: a transaction-scoped advisory lock
-        (released by COMMIT or ROLLBACK, also when the writer dies)."""
-        conn.execute_native("SELECT pg_advisory_xact_lock(%s)", (LOCK_WRITE,))
+    def _send(self, statements: list[tuple[str, object]], opening: bool = False) -> None:
+        """Statements sent together in pipeline mode (one round trip); any failure rolls back."""
+        raw = self.conn.raw
+        self.conn.statements += 1
+        try:
+            with raw.pipeline():
+                for statement, params in statements:
+                    raw.execute(statement, params or None)
+            self.conn.in_transaction = opening
+        except psycopg.Error as exc:
+            self._rollback()
+            raise as_sqlite_error(exc) from exc
+
+    def _rollback(self) -> None:
+        self._changes, self._deferred = [], []
+        self.conn.in_transaction = False
+        raw = self.conn.raw
+        if not raw.closed and raw.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+            raw.execute("ROLLBACK")
+
+    def covers(self, scopes: Iterable[str]) -> bool:
+        """Inside a transaction: whether it holds the locks of ``scopes``."""
+        return self._depth > 0 and covers(self._held, scopes)
+
+    def bump(self, conn: PgConnection, record_seq: int, op: str = "upsert") -> int:  # type: ignore[override]
+        """Queue a change of ``record_seq`` for the index feed; it is written with the COMMIT (see
+        :data:`.locks.FLUSH_CHANGES`), so the version row is held only while the commit runs.
+        Returns how many changes this transaction has queued (the version is known at commit)."""
+        if not self._depth:
+            raise RuntimeError("bump() outside a transaction")
+        self._changes.append((int(record_seq), op))
+        return len(self._changes)
+
+    def append_event(self, conn, *, at: str, kind: str, actor: str, record_id: str | None = None,  # type: ignore[override]
+                     entity_id: str | None = None, reason: str | None = None, payload: dict | None = None) -> int:
+        """Append one event row. Inside a transaction the row is sent with its COMMIT (one round trip
+        fewer per event; nothing in a transaction reads the events it appends), all or nothing with
+        the rest; returns 0 then (the seq is assigned at commit)."""
+        if not self._depth:
+            return super().append_event(conn, at=at, kind=kind, actor=actor, record_id=record_id, entity_id=entity_id,
+                                        reason=reason, payload=payload)
+        actor, reason, payload = loggable([actor, reason, payload or {}])
+        self._deferred.append(("INSERT INTO events (at, kind, actor, record_id, entity_id, reason, payload) "
+                               "VALUES (%s,%s,%s,%s,%s,%s,%s)", _params([at, kind, actor, record_id, entity_id, reason,
+                                                                         dumps(payload)])))
+        return 0
 
     @contextmanager
     def batched_transaction(self):
         """A write transaction whose statements return nothing anybody reads (a search's log row), sent
-        in one round trip: the body only queues them; BEGIN, the advisory lock, the statements and
-        COMMIT then go to the server together in pipeline mode. All or nothing as any transaction: an
-        exception in the body sends nothing, a failing statement rolls the whole batch back.
+        in one round trip: the body only queues them; BEGIN, the shared store lock (an append
+        conflicts with no writer; only whole-store transactions keep it out), the statements and
+        COMMIT then go to the server together in pipeline mode. All or nothing as any transaction:
+        an exception in the body sends nothing, a failing statement rolls the whole batch back.
         Inside another transaction it simply joins it."""
         with self.lock:
             if self._depth:
-                with self.transaction() as conn:
+                with self.transaction(()) as conn:
                     yield conn
                 return
             batch = _Batch()
             yield batch
-            raw = self.conn.raw
-            self.conn.statements += 1
-            try:
-                with raw.pipeline():
-                    raw.execute("BEGIN")
-                    raw.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_WRITE,))
-                    for statement, params in batch.statements:
-                        raw.execute(statement, params)
-                    raw.execute("COMMIT")
-            except psycopg.Error as exc:
-                if raw.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
-                    raw.execute("ROLLBACK")
-                raise as_sqlite_error(exc) from exc
+            self._send([("BEGIN", ()), *lock_statements(()), *batch.statements, ("COMMIT", ())])
 
     def transaction_id(self, conn: PgConnection) -> int:
         """The current transaction's id (64-bit), for the erasure pass's snapshot check."""

@@ -19,7 +19,7 @@ SQLite                                          PostgreSQL
 ``IFNULL(``                                     ``COALESCE(``
 ``+r.col`` (unary plus: "use no index here")    ``r.col`` (PostgreSQL has no such hint)
 ``x LIKE y``                                    ``x ILIKE y`` (SQLite's LIKE ignores ASCII case)
-``BEGIN IMMEDIATE``                             ``BEGIN`` (writers are serialised by an advisory lock)
+``BEGIN IMMEDIATE``                             ``BEGIN`` (writers are serialised by per-scope advisory locks)
 an ``INSERT`` into a table with a sequence      ``... RETURNING <key>`` so ``cursor.lastrowid`` works
 ==============================================  ==================================================
 

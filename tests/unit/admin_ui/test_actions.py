@@ -1,6 +1,6 @@
 import pytest
 
-from admin_ui import actions
+from admin_ui.data import actions
 from admin_ui.auth import Identity
 from memory_core.errors import InvalidInputError, NotFoundError, PermissionDeniedError
 

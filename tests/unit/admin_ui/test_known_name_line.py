@@ -1,6 +1,6 @@
 """The stage stepper's line on how the gate judged a question naming a known entity."""
 
-from admin_ui.search import known_name_line
+from admin_ui.data.search import known_name_line
 
 
 def test_no_line_without_a_judged_name():

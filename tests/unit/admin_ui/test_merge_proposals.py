@@ -1,4 +1,4 @@
-from admin_ui.entity_browser import edit_distance, name_key, propose_merges
+from admin_ui.data.entities import edit_distance, name_key, propose_merges
 
 
 def entity(id, name, scope="project:atlas", kind="project", aliases=(), status="provisional", records=0, created="2026-01-01"):

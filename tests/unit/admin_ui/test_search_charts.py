@@ -1,4 +1,4 @@
-from admin_ui.search_charts import plain, scores_figure, snippet
+from admin_ui.views.search_charts import plain, scores_figure, snippet
 
 
 def test_labels_are_snippets_escaped_and_each_generator_has_its_own_axis():

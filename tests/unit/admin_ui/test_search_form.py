@@ -1,6 +1,6 @@
 from datetime import date
 
-from admin_ui.search import SearchForm
+from admin_ui.data.search import SearchForm
 
 
 def test_the_form_becomes_service_search_arguments():
@@ -15,7 +15,7 @@ def test_the_form_becomes_service_search_arguments():
 
 
 def test_the_form_says_what_is_missing_and_the_query_limit():
-    from admin_ui.search import form_problem
+    from admin_ui.data.search import form_problem
 
     assert form_problem("a", "u", "hello", 2000) is None
     assert form_problem("a", "u", "   ", 2000) == "Type a query (this one is only whitespace)."

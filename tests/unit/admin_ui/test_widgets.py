@@ -1,6 +1,6 @@
 import re
 
-from admin_ui.widgets import md_escape
+from admin_ui.views.widgets import md_escape
 
 INJECTION = "<img src=x onerror=alert(1)> **bold** [link](javascript:x) :material/home:"
 
@@ -13,7 +13,7 @@ def test_markdown_escaping_neutralises_links_images_and_emphasis():
 
 
 def test_typographic_pairs_stay_literal_in_markdown():
-    from admin_ui.widgets import WORD_JOINER
+    from admin_ui.views.widgets import WORD_JOINER
 
     for text in ("a--b -- x", "x -> y", "a <- b", "1 >= 2", "1 <= 2", "a ~= b", "----"):
         escaped = md_escape(text)

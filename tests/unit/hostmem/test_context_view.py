@@ -3,7 +3,7 @@ message the model read, and the gap searches folded into the decision (not liste
 
 from __future__ import annotations
 
-from admin_ui.session_context import build_context_view
+from admin_ui.data.session_context import build_context_view
 from memory_core.hostmem import HostMemory, decisions_for
 
 from .helpers import small_world

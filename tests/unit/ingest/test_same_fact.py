@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from admin_ui import actions
+from admin_ui.data import actions
 from admin_ui.auth import Identity
 from memory_core.ingest.matching import FactProbe, fact_text, states_same_fact
 from memory_core.ingest.writer import WriteRequest

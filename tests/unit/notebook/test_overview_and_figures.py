@@ -1,7 +1,7 @@
 """The service's store summary, and the notebook figures: the admin app's charts on the same data."""
 
-from admin_ui import queries
-from admin_ui import search as explorer
+from admin_ui.data import overview
+from admin_ui.data import search as explorer
 from memory_core import charts
 from memory_core.notebook import figures
 
@@ -33,8 +33,8 @@ def test_search_figures_are_the_explorers_charts(hit, empty):
 def test_store_figures_are_the_overview_charts(hostile):
     service = hostile.service
     assert figures.composition_figure(service) == charts.store_composition_figure(service.stats())
-    assert figures.records_over_time_figure(service) == charts.records_over_time_figure(queries.records_over_time(service))
-    assert figures.search_latency_figure(service) == charts.latency_histogram_figure(queries.search_latencies(service))
+    assert figures.records_over_time_figure(service) == charts.records_over_time_figure(overview.records_over_time(service))
+    assert figures.search_latency_figure(service) == charts.latency_histogram_figure(overview.search_latencies(service))
 
 
 def test_the_extraction_figure_is_the_extraction_pages_chart(service):

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from admin_ui import search as explorer
+from admin_ui.data import search as explorer
 from memory_core.adapters.base import MemoryRuntime
 from memory_core.adapters.identity import Identity
 from memory_core.errors import InvalidInputError

