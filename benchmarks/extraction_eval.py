@@ -31,7 +31,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from memory_core import FixedClock, MemoryService, load_settings  # noqa: E402
 from memory_core.clock import parse_ts  # noqa: E402
-from memory_core.ingest.evidence import fold  # noqa: E402
+from memory_core.text import quote_fold as fold  # noqa: E402
 
 from .stats import machine, markdown_table, save  # noqa: E402
 

@@ -17,8 +17,9 @@ Two passes:
   the ablation table replays fusion, freshness and the gate over those logs one change at a time
   (memory_core/eval/ablation.py), and the gate calibrator (memory_core/eval/gate_calibration.py)
   picks floors on one half of the conversations and reports them on the other, both ways;
-- the **shipped pass** asks everything through the memory_search tool with the default settings
-  as shipped: the per-category table, correct-empty, false-empty and stage latency.
+- the **shipped pass** asks everything with the default settings as shipped, through the same
+  batch entry point (``Retriever.search_batch``, the request the memory_search tool builds): the
+  per-category table, correct-empty, false-empty and stage latency.
 
 Writes benchmarks/out/locomo_eval.json (every question), benchmarks/results/locomo.{json,md},
 figures under benchmarks/results/locomo/, and the LoCoMo sections of benchmarks/README.md.

@@ -42,8 +42,8 @@ from memory_core.eval.gate_fixture import fixture_features  # noqa: E402
 from memory_core.eval.locomo import load_locomo  # noqa: E402
 from memory_core.eval.locomo_run import ask_all, build_store  # noqa: E402
 from memory_core.eval.scenarios import ScenarioRunner, load_scenarios, scenario_guards  # noqa: E402
-from memory_core.retrieve import ranking  # noqa: E402
-from memory_core.retrieve.ranking import asks_about_recency  # noqa: E402
+from memory_core.retrieve import freshness  # noqa: E402
+from memory_core.retrieve.freshness import asks_about_recency  # noqa: E402
 
 from .locomo_eval import folds_of  # noqa: E402
 from .stats import load_average, machine, markdown_table, save  # noqa: E402
@@ -60,7 +60,7 @@ LATEST = {"latest_decision.atlas_database": "db3", "latest_decision.release_date
           "latest_decision.summer_holiday": "hol3", "latest_decision.pro_pricing": "pr3",
           "latest_decision.dynamo_office": "off3", "latest_decision.race_plan": "run3",
           "latest_decision.ember_payments": "pay3"}
-RECENCY_TESTS = {"extended": ranking.RECENCY_WORDS, "previous": ranking.PREVIOUS_RECENCY_WORDS}
+RECENCY_TESTS = {"extended": freshness.RECENCY_WORDS, "previous": freshness.PREVIOUS_RECENCY_WORDS}
 WEIGHTS = (0.0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0)
 SCOPES = ("recency_questions", "always")
 HALF_LIVES = (30.0, 90.0, 365.0)
@@ -82,13 +82,13 @@ def freshness_variants() -> list[dict]:
 
 @contextlib.contextmanager
 def recency_test(name: str):
-    """Run with one of the two recency tests (the pipeline and the replay both call ranking.asks_about_recency)."""
-    shipped = ranking.RECENCY_WORDS
-    ranking.RECENCY_WORDS = RECENCY_TESTS[name]
+    """Run with one of the two recency tests (the pipeline and the replay both call freshness.asks_about_recency)."""
+    shipped = freshness.RECENCY_WORDS
+    freshness.RECENCY_WORDS = RECENCY_TESTS[name]
     try:
         yield
     finally:
-        ranking.RECENCY_WORDS = shipped
+        freshness.RECENCY_WORDS = shipped
 
 
 def settings_of(variant: dict) -> dict:
@@ -253,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
         guards += fixture_features(settings=service.settings, embedder=service.embedder.inner)
         data["cosine_floor"] = floor_curve(open_run["features"], guards, folds, shipped)
         data["shipped"] = {"cosine_floor": shipped.cosine_floor, "freshness_weight": shipped.freshness_weight,
-                           "recency_test": ranking.RECENCY_WORDS.pattern,
+                           "recency_test": freshness.RECENCY_WORDS.pattern,
                            "freshness_scope": shipped.freshness_scope, "freshness_half_life_days": shipped.freshness_half_life_days}
     finally:
         service.close()

@@ -16,7 +16,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory_core.policy.rules import normalise_alias
+from memory_core.text import normalise_alias
 from memory_core.service.admin_methods import ENTITY_KINDS, EntityFilter
 
 from .pagination import Page

@@ -54,6 +54,27 @@ class QueryVectorCache:
                     self._items.popitem(last=False)
         return vector, False
 
+    def prime(self, embedder, texts) -> int:
+        """Embed the distinct ``texts`` not cached yet in one batched call and cache them (a batch
+        search's queries); returns how many were embedded. Nothing is embedded when the cache is off."""
+        if not self.max_entries:
+            return 0
+        model = (embedder.model_name, embedder.model_version)
+        with self._lock:
+            missing = [t for t in dict.fromkeys(texts) if (*model, t) not in self._items][:self.max_entries]
+        if not missing:
+            return 0
+        vectors = np.asarray(embedder.embed(missing), dtype=np.float32)
+        with self._lock:
+            for text, row in zip(missing, vectors):
+                vector = np.array(row, dtype=np.float32)
+                vector.flags.writeable = False
+                self._items[(*model, text)] = vector
+                self.misses += 1
+            while len(self._items) > self.max_entries:
+                self._items.popitem(last=False)
+        return len(missing)
+
     def clear(self) -> None:
         """Forget every entry (for example after the store was re-embedded)."""
         with self._lock:

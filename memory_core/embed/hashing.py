@@ -9,11 +9,10 @@ being mixed with a real embedder's store).
 from __future__ import annotations
 
 import hashlib
-import re
 
 import numpy as np
 
-_WORD = re.compile(r"\w+", re.UNICODE)
+from ..text import WORD_CHARACTERS as _WORD
 
 
 class HashingEmbedder:

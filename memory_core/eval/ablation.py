@@ -2,8 +2,8 @@
 
 A pass run with the gate open (every result set passes) and freshness off logs, per question, the
 dense, lexical and entity lists and every candidate's gate signals. The pipeline's own pure
-functions (:func:`~memory_core.retrieve.scoring.rrf_fuse`, :func:`freshness_factor`, the
-set-level gate decision) then give the ranking any other setting of those stages would have
+functions (:func:`~memory_core.retrieve.fuse.rrf_fuse`, :func:`freshness_factor`, the
+set-level gate decision, :func:`memory_core.retrieve.gate.passes`) then give the ranking any other setting of those stages would have
 returned, without searching again, so each change can be measured alone, in order, and on
 either half of the conversations. Duplicate collapse and the token budget are not replayed (on
 LoCoMo's short turns they changed nothing in any measured pass); the full passes measure them.
@@ -15,8 +15,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from ..clock import parse_ts
-from ..retrieve.ranking import asks_about_recency
-from ..retrieve.scoring import freshness_factor, rrf_fuse
+from ..retrieve.freshness import asks_about_recency, freshness_factor
+from ..retrieve.fuse import rrf_fuse
 from .metrics import hit_at_k, mean, recall_at_k
 
 
@@ -77,7 +77,7 @@ def replay(q: LoggedQuestion, r: Replay, limit: int = 10) -> list[str]:
     if "entity" in lists and not r.entity_when_full and len(lists["entity"]) >= r.k_per_generator:
         del lists["entity"]
         rest = {i: c["rest_cosine"] for i, c in q.candidates.items() if c.get("rest_cosine") is not None}
-        if r.name_stripped and rest:  # the pipeline's name_strip.rest_list, from the logged cosines
+        if r.name_stripped and rest:  # the pipeline's generate.name_stripped.rest_list, from the logged cosines
             lists["name_stripped"] = sorted(rest, key=lambda i: (-rest[i], q.seq.get(i, 0)))[:r.k_per_generator]
     # fuse sequence numbers, as the pipeline does, so ties break the same way (ids are random)
     ids = {q.seq.get(i, -1 - n): i for n, i in enumerate(i for items in lists.values() for i in items)}
@@ -102,7 +102,7 @@ def _keeps(c: dict, floor: float, floors: dict, signals: dict) -> bool:
     """The gate's per-candidate keep rule in a result set that passed: above the result floor on
     cosine or lexical score, or strong evidence itself under ``floors`` (the open pass's own
     "strong" flags were judged with the gate open, so they are recomputed here)."""
-    from ..retrieve.scoring import Evidence, GateFloors, gate_check
+    from ..retrieve.gate import Evidence, GateFloors, candidate_strong
 
     def at_least(value, limit):
         return value is not None and value >= limit
@@ -113,7 +113,7 @@ def _keeps(c: dict, floor: float, floors: dict, signals: dict) -> bool:
                              floors["entity_support_lexical"], floors["cosine_floor_unknown_name"])
     evidence = Evidence(c.get("cosine"), c.get("lexical"), ("entity",) if c.get("entity") else (), c.get("rest_lexical"),
                         ("name",) if signals.get("unknown_name") else ())
-    return gate_check(evidence, gate_floors)[0]
+    return candidate_strong(evidence, gate_floors)
 
 
 def score_replay(questions: list[LoggedQuestion], r: Replay, covers: dict[str, dict[str, list[str]]]) -> dict:

@@ -2,11 +2,13 @@
 
 Each labelled query carries what its search's gate saw (the best value of each signal over the
 candidates) and a label: answerable (its answer is in the store) or not (the right answer is
-empty). The pipeline's gate (:func:`memory_core.retrieve.scoring.gate_set`) lets a result set
-through when some candidate has cosine ≥ ``cosine_floor``, or lexical score ≥ ``lexical_floor``,
-or an entity match with support (its cosine ≥ ``entity_support_cosine``, or its lexical score on
-the non-name words ≥ ``entity_support_lexical``). Those four best values decide the gate exactly,
-so any floors can be evaluated on logged searches without searching again.
+empty). The pipeline's gate lets a result set through when some candidate has cosine ≥
+``cosine_floor``, or lexical score ≥ ``lexical_floor``, or an entity match with support (its
+cosine ≥ ``entity_support_cosine``, or its lexical score on the non-name words ≥
+``entity_support_lexical``). Those four best values decide the gate exactly, so any floors can be
+evaluated on logged searches without searching again: :func:`passes` hands them (and the
+known-name signals) to the pipeline's own decision, :func:`memory_core.retrieve.gate.passes`; the
+calibrator keeps no copy of the gate.
 
 The procedure (docs/calibration.md):
 
@@ -34,6 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..retrieve import gate
 from . import name_model_fit
 from .metrics import auc, frange
 
@@ -78,6 +81,7 @@ class GateFeatures:
     rest_cover: float | None = None  # best stem coverage of the rest's key terms by one candidate (known_name only)
     rest_cover_joint: float | None = None  # best rest cosine + 0.5 x that coverage of one candidate (known_name only)
     rest_held: float | None = None  # share of the rest's key terms some readable record holds (known_name only)
+    short_list: bool = False  # the query's known names link few records: the short-list rule judged it
 
     @property
     def kind(self) -> str:
@@ -91,40 +95,46 @@ def _col(features: list[GateFeatures], attr: str) -> np.ndarray:
     return np.array([getattr(f, attr) if getattr(f, attr) is not None else -np.inf for f in features], dtype=np.float64)
 
 
-def passes(f: GateFeatures, floors: dict) -> bool:
-    """The gate's decision for one query with the given floors (``math.inf`` disables a signal)."""
-    pairs = ((f.cosine, "cosine_floor_unknown_name" if f.unknown_name else "cosine_floor"), (f.lexical, "lexical_floor"), (f.entity_cosine, "entity_support_cosine"),
-             (f.entity_rest, "entity_support_lexical"))
-    if not any(value is not None and value >= floors[name] for value, name in pairs):
-        return False
-    return rest_supported(f, floors)
+def gate_floors(floors: dict) -> gate.GateFloors:
+    """The pipeline's floors for a calibrator setting (retrieval setting names; ``math.inf``
+    disables a signal; the known-name rule is off where the setting does not give it)."""
+    return gate.GateFloors(floors["cosine_floor"], floors["lexical_floor"], floors["entity_support_cosine"],
+                           floors["entity_support_lexical"], floors["cosine_floor_unknown_name"],
+                           floors.get("name_rest_cosine", -1.0), floors.get("name_rest_lexical", 1.0),
+                           floors.get("name_model_floor", -1.0), tuple(floors.get("name_model_weights") or ()), True)
 
 
-def rest_supported(f: GateFeatures, floors: dict) -> bool:
-    """The known-name rule: a query naming a known entity needs support for the rest of it."""
-    if not f.known_name:
-        return True
-    if floors.get("name_model_floor", -1.0) > -1.0:
-        return name_model_fit.probability(f, floors["name_model_weights"]) >= floors["name_model_floor"]
-    cos_floor = floors.get("name_rest_cosine", -1.0)
-    if cos_floor <= -1.0:
-        return True
-    return ((f.rest_cosine is not None and f.rest_cosine >= cos_floor)
-            or (f.rest_lexical is not None and f.rest_lexical >= floors.get("name_rest_lexical", 1.0)))
+def gate_view(f: GateFeatures) -> tuple[gate.SetSignals, gate.NameRest | None]:
+    """A logged query as the pipeline's gate sees it: the set's best signals and, for a query naming
+    a known entity, the support the rest of it found."""
+    signals = gate.SetSignals(f.cosine, f.lexical, f.entity_cosine, f.entity_rest, f.unknown_name)
+    if not (f.known_name or f.short_list):
+        return signals, None
+    rest = gate.NameRest(("name",), f.rest_cosine, f.rest_lexical, both=f.rest_both, full_cosine=f.cosine, full_lexical=f.lexical,
+                         unheld=("name",) if f.unheld_name else (), cover=f.rest_cover, cover_joint=f.rest_cover_joint,
+                         held=f.rest_held, short=f.short_list and not f.known_name)
+    return signals, rest
+
+
+def passes(f: GateFeatures, floors: dict | gate.GateFloors) -> bool:
+    """The gate's decision for one query with the given floors: the pipeline's own rule."""
+    signals, rest = gate_view(f)
+    return gate.passes(signals, floors if isinstance(floors, gate.GateFloors) else gate_floors(floors), rest)
 
 
 def outcome(features: list[GateFeatures], floors: dict) -> dict:
     """Correct-empty per negative class, false-empty on answerable queries, and counts."""
     kinds: dict[str, list[bool]] = {}
+    pipeline_floors = gate_floors(floors)
     for f in features:
-        kinds.setdefault(f.kind, []).append(passes(f, floors))
+        kinds.setdefault(f.kind, []).append(passes(f, pipeline_floors))
     out = {name: floors.get(name, REST_OFF.get(name)) for name in ALL_FLOORS}
     answerable = kinds.get("answerable", [])
     out["false_empty"] = 1 - sum(answerable) / len(answerable) if answerable else float("nan")
     for kind in ("off_topic", "named"):
         values = kinds.get(kind, [])
         out[f"correct_empty_{kind}"] = 1 - sum(values) / len(values) if values else float("nan")
-    verified = [passes(f, floors) for f in features if f.kind == "named" and not f.doubted]
+    verified = [passes(f, pipeline_floors) for f in features if f.kind == "named" and not f.doubted]
     out["correct_empty_named_verified"] = 1 - sum(verified) / len(verified) if verified else float("nan")
     present = [out[f"correct_empty_{k}"] for k in ("off_topic", "named") if kinds.get(k)]
     out["correct_empty"] = sum(present) / len(present) if present else float("nan")
@@ -134,8 +144,9 @@ def outcome(features: list[GateFeatures], floors: dict) -> dict:
 
 def guard_errors(guards: list[GateFeatures], floors: dict) -> dict:
     """Guard queries the floors get wrong: answerable ones emptied, off-topic ones let through."""
-    lost = [g.qid for g in guards if g.answerable and not passes(g, floors)]
-    leaked = [g.qid for g in guards if not g.answerable and passes(g, floors)]
+    pipeline_floors = gate_floors(floors)
+    lost = [g.qid for g in guards if g.answerable and not passes(g, pipeline_floors)]
+    leaked = [g.qid for g in guards if not g.answerable and passes(g, pipeline_floors)]
     return {"positives": sum(g.answerable for g in guards), "negatives": sum(not g.answerable for g in guards),
             "lost": lost, "leaked": leaked}
 
@@ -289,10 +300,12 @@ def calibrate(features: list[GateFeatures], folds: list[set[str]], *, guards: li
 
 def features_from_gate(qid: str, answerable: bool, outputs: dict, source: str) -> GateFeatures:
     """A labelled sample from a gate stage's logged outputs (names judged by the short-list rule are not
-    the known-name model's: that rule has no constant to calibrate)."""
+    the known-name model's, which is fitted on ``known_name`` only: that rule has no constant to calibrate,
+    but :func:`passes` applies it, as the pipeline does)."""
     return GateFeatures(qid, answerable, outputs.get("best_cosine"), outputs.get("best_lexical"),
                         outputs.get("best_entity_cosine"), outputs.get("best_entity_rest_lexical"), source,
                         bool(outputs.get("unknown_names")), bool(outputs.get("known_names")) and not outputs.get("known_names_short"),
                         outputs.get("best_rest_cosine"), outputs.get("best_rest_lexical"), outputs.get("best_rest_both"),
                         bool(outputs.get("unheld_names")), rest_cover=outputs.get("best_rest_cover"),
-                        rest_cover_joint=outputs.get("best_rest_cover_joint"), rest_held=outputs.get("rest_held"))
+                        rest_cover_joint=outputs.get("best_rest_cover_joint"), rest_held=outputs.get("rest_held"),
+                        short_list=bool(outputs.get("known_names")) and bool(outputs.get("known_names_short")))

@@ -16,6 +16,7 @@ import random
 import tempfile
 from pathlib import Path
 
+from ..retrieve.request import SearchRequest
 from .gate_calibration import GateFeatures, features_from_gate
 
 DEFAULT_FIXTURE = Path(__file__).resolve().parents[2] / "tests" / "data" / "gate_calibration.json"
@@ -82,14 +83,12 @@ def collect(service, fixture: dict) -> list[GateFeatures]:
     """Every fixture query's gate signals, from searches run with the gate open."""
     principal = fixture["principal"]
     settings = service.settings.retrieval.model_copy(update={"cosine_floor": -1.0, "name_rest_cosine": -1.0, "name_model_floor": -1.0})
-    retriever = service.retriever
-    out = []
-    for i, item in enumerate(fixture["queries"]):
-        response = retriever.search(agent_id=principal["agent_id"], user_id=principal["user_id"], query=item["query"],
-                                    settings=settings, origin="eval")
-        outputs = response.trace.stage("gate").outputs
-        out.append(features_from_gate(f"fixture#{i}:{item['query']}", bool(item["relevant"]), outputs, "fixture"))
-    return out
+    queries = fixture["queries"]
+    requests = [SearchRequest(agent_id=principal["agent_id"], user_id=principal["user_id"], query=item["query"], origin="eval")
+                for item in queries]
+    responses = service.retriever.search_batch(requests, settings=settings)
+    return [features_from_gate(f"fixture#{i}:{item['query']}", bool(item["relevant"]), response.trace.stage("gate").outputs, "fixture")
+            for i, (item, response) in enumerate(zip(queries, responses))]
 
 
 def fixture_features(path: str | Path = DEFAULT_FIXTURE, *, settings=None, embedder=None) -> list[GateFeatures]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..policy.rules import normalise_alias
+from ..text import normalise_alias
 from ..store.db import loads
 from .search_log_reader import SearchLogEntry, reply_result_ids
 

@@ -8,9 +8,10 @@ from datetime import timedelta
 from pathlib import Path
 
 from ..clock import FixedClock
+from ..retrieve.request import SearchRequest
 from .ingest import CachingEmbedder, IngestResult, ingest_conversation, user_id_for
 from .locomo import Conversation, named_off_topic, off_topic_partner
-from .retrieval_eval import QuestionOutcome, SearchObservation, gate_features, observe
+from .retrieval_eval import QuestionOutcome, gate_features, observe
 
 READER = "locomo-reader"
 
@@ -78,8 +79,9 @@ def ask_all(store: LocomoStore, conversations: list[Conversation], *, settings=N
     """Ask every answerable question of its own store and (``off_topic``) of another conversation's,
     both as asked and rewritten to name this store's speakers (:func:`.locomo.named_off_topic`).
 
-    Without ``settings`` the questions go through a session's memory_search tool; with them, through
-    the retriever with those retrieval settings (a variant). Each search is read back from its log row.
+    Each conversation's questions go to the pipeline in one batch (``Retriever.search_batch``, the
+    entry point the memory_search tool's requests also take), with the retrieval ``settings`` given
+    (a variant) or the shipped ones; each search is read back from its log row.
     """
 
     service, clock = store.service, store.clock
@@ -87,43 +89,30 @@ def ask_all(store: LocomoStore, conversations: list[Conversation], *, settings=N
     foreign: list[tuple] = []
     named: list[tuple] = []
     features = []
-    errors = 0
     began = time.perf_counter()
     for index, conv in enumerate(conversations):
         user = user_id_for(conv)
         clock.set(conv.last_at + timedelta(days=1))
-        session = service.start_session(agent_id=READER, user_id=user) if settings is None else None
-
-        def search(text: str) -> SearchObservation | None:
-            nonlocal errors
-            if session is not None:
-                reply = session.call_tool("memory_search", {"query": text, "limit": 10}, origin="eval")
-                if not reply.get("ok"):
-                    errors += 1
-                    return None
-                return observe(service, reply["search_id"])
-            response = service.retriever.search(agent_id=READER, user_id=user, query=text, limit=10, settings=settings, origin="eval")
-            return observe(service, response.search_id)
-
+        partner = off_topic_partner(conversations, index) if off_topic else None
+        asked = ([("answerable", q) for q in conv.answerable()] + [("off_topic", q) for q in (partner.answerable() if partner else [])]
+                 + [("named", q) for q in (named_off_topic(conversations, index) if partner else [])])
+        requests = [SearchRequest(agent_id=READER, user_id=user, query=q.text, limit=10, origin="eval") for _, q in asked]
+        responses = service.retriever.search_batch(requests, settings=settings)
         covers = store.ingests[conv.sample_id].covers
-        for q in conv.answerable():
-            obs = search(q.text)
-            if obs is not None:
+        for (kind, q), response in zip(asked, responses):
+            obs = observe(service, response.search_id)
+            if kind == "answerable":
                 outcomes.append(QuestionOutcome.score(q, obs, covers))
                 features.append(gate_features(q.qid, True, obs))
-        partner = off_topic_partner(conversations, index) if off_topic else None
-        for q in partner.answerable() if partner else []:
-            obs = search(q.text)
-            if obs is not None:
+            elif kind == "off_topic":
                 foreign.append((q, obs))
                 features.append(gate_features(f"{user}<-{q.qid}", False, obs))
-        for q in named_off_topic(conversations, index) if partner else []:
-            obs = search(q.text)
-            if obs is not None:
+            else:
                 named.append((q, obs))
                 features.append(gate_features(f"{user}<-{q.qid}", False, obs, doubted=bool(q.doubts)))
         if progress:
             progress(f"  [{label}] {conv.sample_id}: {len(conv.answerable())} answerable"
                      + (f", {len(partner.answerable())} off-topic from {partner.sample_id}" if partner else ""))
-    return {"outcomes": outcomes, "off_topic": foreign, "named_off_topic": named, "features": features, "errors": errors,
+    # (an invalid question would raise before its conversation's batch ran; none is counted as an error any more)
+    return {"outcomes": outcomes, "off_topic": foreign, "named_off_topic": named, "features": features, "errors": 0,
             "seconds": time.perf_counter() - began}

@@ -1,4 +1,4 @@
-"""Fitting the known-name model (:mod:`memory_core.retrieve.gate_model`) on one half of LoCoMo.
+"""Fitting the known-name model (:mod:`memory_core.retrieve.gate.model`) on one half of LoCoMo.
 
 The samples are the labelled queries that name a known entity with a full entity list (LoCoMo's
 answerable questions, which name a speaker, and its named off-topic questions); the features are
@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..retrieve import gate_model
+from ..retrieve.gate import model as gate_model
 
 # A labelled query is a gate_calibration.GateFeatures; not imported, because the calibrator
 # imports this module (no cycle, not even for type checking).

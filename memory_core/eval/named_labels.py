@@ -30,25 +30,16 @@ into the verified set by chance. Both sets are reported; nothing is tuned on eit
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import Any
 
-from ..retrieve.fts_query import STOP_WORDS
+from ..text import LETTERS_AND_DIGITS as _WORD, QUESTION_WORDS as _QUESTION_WORDS, STOP_WORDS, TIME_WORDS as _CALENDAR
 
 # locomo.Conversation and locomo.Question; not imported, because locomo imports this module (no cycle,
 # not even for type checking)
 Conversation = Question = Any
 
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
 STEM = 5  # letters kept of each key term
-_CALENDAR = frozenset(
-    "january february march april may june july august september october november december monday tuesday wednesday "
-    "thursday friday saturday sunday today yesterday tomorrow week weeks weekend month months year years day days ago last "
-    "next before after since".split())
-# Words that shape a question without naming what it is about.
-_QUESTION_WORDS = frozenset("kind type sort many much often long time times recently recent new first one two three "
-                            "favorite favourite".split())
 INFERENCE = "inference question (category 3: a judgement that can be made about anyone)"
 ANSWER = "the gold answer's key terms occur in one turn of the asked conversation"
 TOPIC = "the question's key terms occur in one turn of the asked conversation"

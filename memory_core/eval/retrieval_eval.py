@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..retrieve.scoring import rrf_fuse
+from ..retrieve.fuse import rrf_fuse
 from ..store.db import loads
 from .gate_calibration import GateFeatures
 from .locomo import CATEGORY_NAMES, Question

@@ -12,7 +12,8 @@ import logging
 from typing import Any, Protocol
 
 from ..ingest.entity_resolution import find_principal_entity
-from ..policy.rules import normalise_alias, normalise_attribute
+from ..policy.rules import normalise_attribute
+from ..text import normalise_alias
 from ..policy.scopes import Scope
 from ..store.db import Store
 from ..store.records import fetch_records

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from ..clock import format_ts
-from ..ingest.evidence import has_negation
+from ..text import has_negation
 from ..policy.rules import SOURCE_RANK
 from .candidates import Candidate, ExtractionOutput, ReviewDecision, ReviewItem, TemporalClaim, Transcript
 from .offline_patterns import classify

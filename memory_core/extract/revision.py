@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..ingest.evidence import has_negation, meaningful_terms
+from ..text import has_negation, meaningful_terms
 from .candidates import TEMPORAL_FIELDS, Candidate, CandidateRevision
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")

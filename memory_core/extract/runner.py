@@ -26,7 +26,7 @@ from typing import Any
 
 from ..clock import format_ts
 from ..errors import ConflictError, MemoryCoreError
-from ..ingest.evidence import fold
+from ..text import quote_fold as fold
 from ..ingest.timing import StageTimer
 from ..ingest.writer import WriteRequest
 from ..policy.rules import normalise_attribute

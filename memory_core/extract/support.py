@@ -9,7 +9,8 @@ alone decide it. Polarity and number checks apply to both.
 
 from __future__ import annotations
 
-from ..ingest.evidence import Entailment, has_negation
+from ..ingest.evidence import Entailment
+from ..text import has_negation
 from .offline_rules import as_third_person
 
 

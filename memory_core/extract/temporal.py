@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 from ..clock import format_ts, to_utc
-from ..ingest.evidence import fold
+from ..text import quote_fold as fold
 from .candidates import TemporalClaim
 
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..policy.text import fold, quote_in
+from ..text import quote_fold as fold, quote_in
 from ..ingest.writer import WriteRequest
 from ..policy.grants import ScopeAccess
 from ..policy.scopes import Scope, parse_scope, private_scope

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
+from ..text import INNER_APOSTROPHE_WORD as WORD
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import sqlite3
 from dataclasses import dataclass, field
 
 from ..ids import new_id
-from ..policy.rules import normalise_alias
+from ..text import normalise_alias
 from ..policy.scopes import Scope
 
 ENTITY_KINDS = ("person", "project", "org", "repo", "product", "other")

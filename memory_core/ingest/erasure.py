@@ -16,10 +16,9 @@ caller's transaction. Matching is case-insensitive and whitespace-tolerant, on t
 
 from __future__ import annotations
 
-import re
 import sqlite3
 
-from ..policy.rules import normalise_alias
+from ..text import normalise_alias, words as letter_digit_runs
 from ..store.db import loads
 from ..store.records import Record, fetch_records, update_record
 from .erasure_logs import apply_logs, plan_logs
@@ -80,7 +79,7 @@ def _note_related(conn: sqlite3.Connection, plan: ErasurePlan, targets: list[Rec
                 if other.id not in ids:
                     noted.setdefault(other.id, f"quotes the same turn ({_evidence_of(target)}) but states another fact")
         text = fact_text(target.content)
-        words = re.findall(r"[^\W_]+", text)  # letters and digits only: LIKE needs no escapes
+        words = letter_digit_runs(text)  # letters and digits only: LIKE needs no escapes
         if not words:
             continue
         like = "%" + max(words, key=len) + "%"

@@ -15,7 +15,7 @@ import re
 import sqlite3
 from typing import Any
 
-from ..policy.text import FRAMING, NEGATORS, terms
+from ..text import FRAMING, NEGATORS, statement_words as terms
 
 MARKER = "[forgotten]"
 

@@ -19,7 +19,7 @@ from typing import Callable
 import numpy as np
 from pydantic import BaseModel, Field
 
-from ..policy.text import FRAMING, NEGATORS, NUMBER as _NUMBER, fold, has_negation, meaningful_terms, quote_in, stem, terms  # noqa: F401 (re-exported)
+from ..text import NUMBER as _NUMBER, has_negation, meaningful_terms, quote_fold as fold, quote_in
 
 ROLE_FOR_SOURCE = {"user_statement": "user", "tool_result": "tool"}
 

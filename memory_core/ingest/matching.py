@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..policy.claims import compare_claims
-from ..policy.text import fold
+from ..text import quote_fold as fold
 from ..policy.rules import SOURCE_RANK, may_supersede
 from ..policy.scopes import Scope
 from ..settings import WriteSettings
@@ -136,7 +136,7 @@ class FactProbe:
 
 def fact_text(content: str | None) -> str:
     """Content in the form compared for "the same fact": case, whitespace and typographic quotes
-    folded (``policy.text.fold``, the quote locator's rule) and trailing sentence punctuation dropped.
+    folded (``text.quote_fold``, the quote locator's rule) and trailing sentence punctuation dropped.
     Nothing fuzzier: a paraphrase is a different text (see docs/write-path.md)."""
     return fold(content or "").rstrip(_SENTENCE_END)
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .text import FRAMING, NEGATORS, stem, terms
+from ..text import CLAIM_NEGATORS, FRAMING, LETTER_LED_WORD, statement_words, suffix_stem
 
 MONTHS = {
     "january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7, "august": 8,
@@ -61,11 +61,6 @@ UNITS = {
 # Sentiment verbs: the direction of a stated liking.
 POSITIVE = frozenset("like likes liked love loves loved enjoy enjoys enjoyed adore adores adored prefer prefers preferred fond".split())
 NEGATIVE = frozenset("hate hates hated dislike dislikes disliked detest detests detested loathe loathes loathed despise despises despised".split())
-NEGATORS = frozenset(
-    "not no never none nobody nothing neither nor without cannot can't won't don't doesn't didn't isn't aren't "
-    "wasn't weren't shouldn't wouldn't couldn't hasn't haven't hadn't dont doesnt didnt isnt arent wont cant "
-    "longer".split()  # "no longer"
-)
 # Capitalised words that are not names (sentence openers, pronouns, framing).
 NOT_NAMES = frozenset(
     "the a an i i'm i've i'll i'd my mine me we our us you your he she his her they their them it its this that these those "
@@ -126,7 +121,6 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [
     ("identifier", re.compile(r"\b(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[\w-]{2,}\b")),  # mixed letters and digits: zq1x0, 4B
     ("number", re.compile(rf"(?<![\w.]){_NUM}(?![\w.]\d)")),
 ]
-_WORD = re.compile(r"[^\W\d_][\w'’-]*", re.UNICODE)
 _NUMBER_WORD = re.compile(r"\b(?:" + "|".join(sorted(NUMBER_WORDS, key=len, reverse=True)) + r")\b", re.I)
 
 
@@ -268,7 +262,7 @@ def _key(word: str) -> str:
 def names(text: str) -> set[str]:
     """Capitalised words that are not sentence framing, case-folded."""
     found = set()
-    for word in _WORD.findall(text):
+    for word in LETTER_LED_WORD.findall(text):
         clean = word.replace("’", "'").strip("'-")
         if clean[:1].isupper() and _key(clean) not in NOT_NAMES:
             found.add(_key(clean))
@@ -277,9 +271,9 @@ def names(text: str) -> set[str]:
 
 def polarity(text: str) -> int:
     """+1 for an affirmed or liked statement, -1 for a negated or disliked one."""
-    words = [w.casefold().replace("’", "'") for w in _WORD.findall(text)]
+    words = [w.casefold().replace("’", "'") for w in LETTER_LED_WORD.findall(text)]
     sign = 1
-    if any(w in NEGATORS or w.endswith("n't") for w in words):
+    if any(w in CLAIM_NEGATORS or w.endswith("n't") for w in words):
         sign = -sign
     if any(w in NEGATIVE for w in words):
         sign = -sign
@@ -311,14 +305,14 @@ def compare_claims(new: str, old: str, subject_words: set[str] | frozenset[str] 
             only_old = [v for v in theirs if v not in mine]
         if only_new or only_old:
             differences.append(f"{kind}: {', '.join(only_old) or '(none)'} -> {', '.join(only_new) or '(none)'}")
-    new_words = {_key(w) for w in _WORD.findall(new_rest)}
-    old_words = {_key(w) for w in _WORD.findall(old_rest)}
+    new_words = {_key(w) for w in LETTER_LED_WORD.findall(new_rest)}
+    old_words = {_key(w) for w in LETTER_LED_WORD.findall(old_rest)}
     new_names, old_names = names(new_rest), names(old_rest)
     only_new_names = sorted(n for n in new_names if n not in old_words)
     only_old_names = sorted(n for n in old_names if n not in new_words)
     if only_new_names or only_old_names:
         differences.append(f"name: {', '.join(only_old_names) or '(none)'} -> {', '.join(only_new_names) or '(none)'}")
-    skip = new_names | old_names | {w.casefold() for w in subject_words} | {stem(w.casefold()) for w in subject_words}
+    skip = new_names | old_names | {w.casefold() for w in subject_words} | {suffix_stem(w.casefold()) for w in subject_words}
     added, removed = term_change(new_rest, old_rest, skip)
     if added and removed:
         differences.append(f"wording: {', '.join(removed)} -> {', '.join(added)}")
@@ -329,13 +323,13 @@ def content_terms(text: str, skip: set[str] = frozenset()) -> set[str]:
     """Meaning-bearing words, stemmed and mapped to a canonical synonym; framing, sentiment
     verbs (polarity is compared separately), filler and names in ``skip`` left out."""
     out = set()
-    for word in terms(text):
+    for word in statement_words(text):
         word = word.removesuffix("'s")
-        if word in FRAMING or word in NEGATORS or word in POSITIVE or word in NEGATIVE or word in FILLER or word in skip:
+        if word in FRAMING or word in CLAIM_NEGATORS or word in POSITIVE or word in NEGATIVE or word in FILLER or word in skip:
             continue
         if word.endswith("n't") or not any(c.isalpha() for c in word):
             continue
-        stemmed = stem(word)
+        stemmed = suffix_stem(word)
         if stemmed in skip:
             continue
         out.add(SYNONYMS.get(word, SYNONYMS.get(stemmed, stemmed)))

@@ -53,11 +53,6 @@ def normalise_attribute(text: str | None) -> str | None:
     return norm or None
 
 
-def normalise_alias(text: str) -> str:
-    """Alias matching key: case-folded, whitespace collapsed, surrounding punctuation dropped."""
-    return " ".join(text.casefold().split()).strip(".,;:!?\"'()[]{}")
-
-
 # -- reinforcement and promotion: the one place these rules live ---------------------------------
 
 

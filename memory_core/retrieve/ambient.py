@@ -20,8 +20,8 @@ from ..policy.ambient import (
 )
 from ..store import ambient as ambient_store
 from ..store.db import Store
-from ..store.records import Record, fetch_records
-from .scoring import count_tokens
+from ..store.records import Record
+from ..text import count_tokens
 
 HEADER = ("About this user: standing preferences for every answer, from their own statements or reviewed by a person. "
           "Apply them unless the user asks for something else in this conversation.")
@@ -95,19 +95,8 @@ def classified_records(store: Store, scopes: list[str], *, user_id: str | None =
     """Live semantic records with a response-shaping attribute in ``scopes`` (every scope when
     empty and ``user_id`` is None), each with its ambient status, in profile order."""
     # Only the listed attributes are read (most of a user's memory is conditional and never loaded).
-    where = ["r.type = 'semantic'", f"r.status IN ({','.join(repr(s) for s in LIVE_STATUSES)})",
-             f"r.attribute IN ({','.join('?' * len(ATTRIBUTES))})"]
-    params: list[Any] = list(ATTRIBUTES)
-    if scopes or user_id is not None:
-        if not scopes:
-            return []
-        where.append(f"(r.scope_kind || ':' || r.scope_id) IN ({','.join('?' * len(scopes))})")
-        params.extend(scopes)
-    if now is not None:  # a provisional record past its expiry is gone even before maintenance runs
-        where.append("NOT (r.status = 'provisional' AND r.expires_at IS NOT NULL AND r.expires_at <= ?)")
-        params.append(now)
-    with store.lock:
-        records = fetch_records(store.conn, " AND ".join(where), params, links=False)
+    records = ambient_store.attribute_records(store, tuple(ATTRIBUTES), tuple(LIVE_STATUSES),
+                                              scopes if (scopes or user_id is not None) else None, now)
     records = [r for r in records if category_of(r.attribute) is not None]
     decisions = ambient_store.latest_decisions(store, [r.lineage_id for r in records])
     owners = ambient_store.owner_person_entities(store, [r.subject_entity_id for r in records if r.subject_entity_id])

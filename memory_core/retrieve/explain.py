@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
-from .search_types import Candidate, ResponseExplanation, ResultExplanation
-from .pipeline import SearchContext
+from dataclasses import dataclass, field
+
+from ..policy.grants import ScopeAccess
+from ..settings import RetrievalSettings
+from .filters import HardFilter
+from .generate.candidates import GENERATORS
+from .recorder import StageRecorder
+from .request import SearchRequest
+from .search_types import Candidate, ResponseExplanation, ResultExplanation, StageTrace
+from .services import SearchServices
 
 
-def explain_result(ctx: SearchContext, cand: Candidate, rank: int) -> ResultExplanation:
+def explain_result(settings: RetrievalSettings, request: SearchRequest, rewritten_query: str | None, cand: Candidate,
+                   rank: int) -> ResultExplanation:
     """Everything that put ``cand`` at ``rank``: signals, ranks, adjustments and each decision."""
     record = cand.record
     generators: dict[str, dict] = {}
@@ -21,14 +30,14 @@ def explain_result(ctx: SearchContext, cand: Candidate, rank: int) -> ResultExpl
     if cand.duplicates:
         collapse = "kept; absorbed near-duplicates " + ", ".join(f"{d['id']} (cosine {d['cosine']:.3f})" for d in cand.duplicates)
     else:
-        collapse = f"kept; no other result within cosine {ctx.settings.collapse_threshold}"
+        collapse = f"kept; no other result within cosine {settings.collapse_threshold}"
     rerank = None
     if cand.rerank and "score" in cand.rerank:
         rerank = {k: v for k, v in cand.rerank.items() if k in ("score", "rank_before", "rank_after", "moved")}
     links = [{"entity_id": link["entity_id"], "name": link["name"], "kind": link["kind"], "role": link["role"]}
              for link in (record.entity_links if record else [])]
     return ResultExplanation(
-        record_id=cand.record_id, rank=rank, raw_query=ctx.request.query, rewritten_query=ctx.rewritten_query,
+        record_id=cand.record_id, rank=rank, raw_query=request.query, rewritten_query=rewritten_query,
         matched_by=cand.generators, generators=generators,
         cosine=round(cand.cosine, 6) if cand.cosine is not None else None,
         fused_rank=cand.fused_rank, fused_score=round(cand.fused_score, 8) if cand.fused_score is not None else None,
@@ -41,47 +50,75 @@ def explain_result(ctx: SearchContext, cand: Candidate, rank: int) -> ResultExpl
     )
 
 
-def _summary(ctx: SearchContext, returned: int) -> str:
-    if ctx.empty_reason:
-        return f"nothing returned: {ctx.empty_reason}"
-    counts = {g: len(ctx.generated.get(g, [])) for g in ("dense", "lexical", "entity")}
-    return (
-        f"{returned} result(s) from {len(ctx.pool)} candidates "
-        f"(dense {counts['dense']}, lexical {counts['lexical']}, entity {counts['entity']}); "
-        f"gate: {ctx.gate_summary.get('decision', 'not run')}; "
-        f"{sum(len(c.duplicates) for c in ctx.results)} near-duplicates collapsed, "
-        f"{ctx.budget_used} of {ctx.settings.token_budget} tokens used"
-    )
-
-
-def explain_response(ctx: SearchContext) -> ResponseExplanation:
-    s = ctx.settings
-    dropped_by_budget = [c for c in ctx.dropped if c.dropped_at == "budget"]
-    return ResponseExplanation(
-        raw_query=ctx.request.query, rewritten_query=ctx.rewritten_query, rewrite_status=ctx.rewrite_status,
-        scopes=dict(ctx.access.readable) if ctx.access else {},
-        filter=ctx.filter.to_dict() if ctx.filter is not None else {},
-        candidates={**{g: len(ctx.generated.get(g, [])) for g in ("dense", "lexical", "entity")}, "fused": len(ctx.pool)},
-        gate=dict(ctx.gate_summary),
-        collapsed=sum(1 for c in ctx.dropped if c.dropped_at == "collapse"),
-        rerank=dict(ctx.rerank_outcome),
-        budget={"budget": s.token_budget, "used": ctx.budget_used, "limit": ctx.request.limit,
-                "dropped": [{"id": c.record_id, "reason": c.dropped_reason} for c in dropped_by_budget]},
-        returned=len(ctx.results), empty_reason=ctx.empty_reason, summary=_summary(ctx, len(ctx.results)),
-        dense_index=next((dict(st.outputs["index"]) for st in ctx.stages if st.name == "dense" and "index" in st.outputs), None),
-    )
-
-
 class ExplainStage:
     """Build the per-result and response explanations (runs even when the search ended empty)."""
 
     name = "explain"
     always = True
 
-    def run(self, ctx: SearchContext) -> SearchContext:
-        if ctx.halted:
-            ctx.results = []
-        ctx.explanations = [explain_result(ctx, cand, rank) for rank, cand in enumerate(ctx.results, start=1)]
-        ctx.response_explanation = explain_response(ctx)
-        ctx.io(outputs={"results": len(ctx.explanations), "empty_reason": ctx.empty_reason})
-        return ctx
+    @dataclass(slots=True)
+    class Inputs:
+        request: SearchRequest
+        settings: RetrievalSettings
+        trace: list[StageTrace]
+        rewritten_query: str | None
+        rewrite_status: str
+        access: ScopeAccess
+        filter: HardFilter | None = None
+        pool: dict[int, Candidate] = field(default_factory=dict)
+        generated: dict[str, list[int]] = field(default_factory=dict)
+        gate: dict = field(default_factory=dict)
+        rerank_outcome: dict = field(default_factory=lambda: {"status": "disabled"})
+        results: list[Candidate] = field(default_factory=list)
+        budget_used: int = 0
+        empty_reason: str | None = None
+
+    @dataclass(slots=True)
+    class Outputs:
+        results: list[Candidate]
+        explanations: list[ResultExplanation]
+        response_explanation: ResponseExplanation
+
+    def run(self, given: Inputs, rec: StageRecorder, deps: SearchServices) -> Outputs:
+        results = [] if given.empty_reason is not None else given.results
+        explanations = [explain_result(given.settings, given.request, given.rewritten_query, cand, rank)
+                        for rank, cand in enumerate(results, start=1)]
+        response = explain_response(given, results)
+        rec.io(outputs={"results": len(explanations), "empty_reason": given.empty_reason})
+        return self.Outputs(results, explanations, response)
+
+
+def _stage(trace: list[StageTrace], name: str) -> StageTrace | None:
+    return next((st for st in trace if st.name == name), None)
+
+
+def _summary(given: ExplainStage.Inputs, results: list[Candidate]) -> str:
+    if given.empty_reason:
+        return f"nothing returned: {given.empty_reason}"
+    counts = {g: len(given.generated.get(g, [])) for g in GENERATORS}
+    return (
+        f"{len(results)} result(s) from {len(given.pool)} candidates "
+        f"(dense {counts['dense']}, lexical {counts['lexical']}, entity {counts['entity']}); "
+        f"gate: {given.gate.get('decision', 'not run')}; "
+        f"{sum(len(c.duplicates) for c in results)} near-duplicates collapsed, "
+        f"{given.budget_used} of {given.settings.token_budget} tokens used"
+    )
+
+
+def explain_response(given: ExplainStage.Inputs, results: list[Candidate]) -> ResponseExplanation:
+    """Why the response holds what it holds (or nothing), from the hand-offs and the stage traces."""
+    s = given.settings
+    budget, collapse, dense = _stage(given.trace, "budget"), _stage(given.trace, "collapse"), _stage(given.trace, "dense")
+    return ResponseExplanation(
+        raw_query=given.request.query, rewritten_query=given.rewritten_query, rewrite_status=given.rewrite_status,
+        scopes=dict(given.access.readable),
+        filter=given.filter.to_dict() if given.filter is not None else {},
+        candidates={**{g: len(given.generated.get(g, [])) for g in GENERATORS}, "fused": len(given.pool)},
+        gate=dict(given.gate),
+        collapsed=len(collapse.dropped) if collapse is not None else 0,
+        rerank=dict(given.rerank_outcome),
+        budget={"budget": s.token_budget, "used": given.budget_used, "limit": given.request.limit,
+                "dropped": [dict(d) for d in budget.dropped] if budget is not None else []},
+        returned=len(results), empty_reason=given.empty_reason, summary=_summary(given, results),
+        dense_index=dict(dense.outputs["index"]) if dense is not None and "index" in dense.outputs else None,
+    )

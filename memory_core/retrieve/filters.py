@@ -1,9 +1,10 @@
-"""The stages before candidate generation: query rewrite, readable scopes, and the hard filter.
+"""Readable scopes and the hard filter: what a search may see, before anything is ranked.
 
 The hard filter is computed once and used two ways: as a SQL predicate for the lexical and entity
-generators, and as a boolean mask over the vector index's rows for the dense generator. A record
-outside the readable scopes, in a non-retrievable lifecycle state, of an unrequested type, or
-outside the event-time window can therefore never become a candidate.
+generators (rendered by ``store.search_queries.filter_predicate``), and as a boolean mask over the
+vector index's rows for the dense generator. A record outside the readable scopes, in a
+non-retrievable lifecycle state, of an unrequested type, or outside the event-time window can
+therefore never become a candidate.
 """
 
 from __future__ import annotations
@@ -14,8 +15,15 @@ from typing import Any
 import numpy as np
 
 from ..clock import epoch
+from ..index.pg_vector import SqlFilter
+from ..policy.grants import ScopeAccess
 from ..store.records import HISTORICAL_STATUSES, LIVE_STATUSES, RECORD_TYPES
-from .pipeline import SearchContext
+from ..store.search_queries import filter_predicate, lapsed_provisional_seqs
+from .recorder import StageRecorder
+from .request import SearchRequest
+from .services import SearchServices
+
+IndexMask = np.ndarray | SqlFilter  # the filter over the vector index's rows (PostgreSQL: its SQL and count)
 
 
 @dataclass(frozen=True)
@@ -35,27 +43,8 @@ class HardFilter:
     include_lapsed: bool
 
     def sql(self, alias: str = "r") -> tuple[str, list[Any]]:
-        """A WHERE fragment over ``records AS alias`` and its parameters."""
-        if not self.scopes or not self.statuses:
-            return "1 = 0", []
-        pairs = [scope.split(":", 1) for scope in self.scopes]
-        clauses = [f"({alias}.scope_kind, {alias}.scope_id) IN (VALUES {', '.join('(?, ?)' for _ in pairs)})"]
-        params: list[Any] = [part for pair in pairs for part in pair]
-        clauses.append(f"{alias}.status IN ({', '.join('?' * len(self.statuses))})")
-        params.extend(self.statuses)
-        if self.types:
-            clauses.append(f"{alias}.type IN ({', '.join('?' * len(self.types))})")
-            params.extend(self.types)
-        if self.event_from is not None:
-            clauses.append(f"{alias}.event_at >= ?")
-            params.append(self.event_from)
-        if self.event_to is not None:
-            clauses.append(f"{alias}.event_at <= ?")
-            params.append(self.event_to)
-        if not self.include_lapsed:
-            clauses.append(f"NOT ({alias}.status = 'provisional' AND {alias}.expires_at IS NOT NULL AND {alias}.expires_at <= ?)")
-            params.append(self.now)
-        return " AND ".join(clauses), params
+        """A WHERE fragment over ``records AS alias`` and its parameters (the store renders it)."""
+        return filter_predicate(self, alias)
 
     def admits(self, row: Any) -> str | None:
         """None if a fetched record row passes the filter, else why not (a defence against a stale index)."""
@@ -96,7 +85,7 @@ class HardFilter:
         return "; ".join(parts)
 
 
-def index_mask(index, flt: HardFilter, lapsed_seqs: list[int]) -> np.ndarray:
+def index_mask(index, flt: HardFilter, lapsed_seqs: list[int]) -> IndexMask:
     """The filter as a boolean mask over the vector index's rows."""
     if hasattr(index, "filter_mask"):  # PostgreSQL: the filter runs as SQL (lapsed records included)
         return index.filter_mask(flt)
@@ -109,41 +98,17 @@ def index_mask(index, flt: HardFilter, lapsed_seqs: list[int]) -> np.ndarray:
     return mask
 
 
-def lapsed_seqs(conn, now: str) -> list[int]:
-    """Provisional records whose expiry has passed (the partial expiry index makes this cheap)."""
-    rows = conn.execute(
-        "SELECT seq FROM records WHERE status = 'provisional' AND expires_at IS NOT NULL AND expires_at <= ?", (now,)
-    ).fetchall()
-    return [row[0] for row in rows]
+def request_filter(request: SearchRequest, access: ScopeAccess, at: str) -> HardFilter:
+    """The hard filter of a request for a principal with ``access``, at ``at``."""
+    statuses = HISTORICAL_STATUSES if request.historical else LIVE_STATUSES
+    return HardFilter(
+        scopes=tuple(access.readable_keys), statuses=tuple(statuses),
+        types=tuple(t for t in RECORD_TYPES if t in request.types) if request.types else None,
+        event_from=request.time_from, event_to=request.time_to, now=at, include_lapsed=request.historical,
+    )
 
 
 # -- stages ---------------------------------------------------------------------------------------
-
-
-class RewriteStage:
-    """Optional: a standalone query from the raw query and host-supplied current-turn context."""
-
-    name = "rewrite"
-
-    def run(self, ctx: SearchContext) -> SearchContext:
-        req = ctx.request
-        ctx.query = req.query
-        enabled = ctx.settings.rewrite_enabled if req.rewrite is None else req.rewrite
-        ctx.io(inputs={"raw_query": req.query, "context_chars": len(req.context or ""), "enabled": enabled})
-        if not enabled:
-            ctx.rewrite_status = "disabled"
-            ctx.skip("rewriting is disabled")
-            return ctx
-        if not (req.context or "").strip():
-            ctx.rewrite_status = "skipped: no current-turn context"
-            ctx.skip(ctx.rewrite_status)
-            return ctx
-        outcome = ctx.deps.rewriter(ctx.settings).rewrite(req.query, req.context)
-        ctx.query = outcome.query
-        ctx.rewritten_query = outcome.rewritten
-        ctx.rewrite_status = outcome.status
-        ctx.io(outputs={"query": ctx.query, "rewritten_query": outcome.rewritten, "status": outcome.status})
-        return ctx
 
 
 class ScopeStage:
@@ -151,15 +116,21 @@ class ScopeStage:
 
     name = "scope_resolution"
 
-    def run(self, ctx: SearchContext) -> SearchContext:
-        req = ctx.request
-        ctx.access = ctx.deps.access(req.agent_id, req.user_id)
-        ctx.scopes = ctx.access.readable_keys
-        ctx.io(inputs={"agent_id": req.agent_id, "user_id": req.user_id},
-               outputs={"readable": dict(ctx.access.readable), "ignored": dict(ctx.access.ignored)})
-        if not ctx.scopes:
-            ctx.halt("no readable scopes")
-        return ctx
+    @dataclass(slots=True)
+    class Inputs:
+        request: SearchRequest
+
+    @dataclass(slots=True)
+    class Outputs:
+        access: ScopeAccess
+        empty_reason: str | None = None
+
+    def run(self, given: Inputs, rec: StageRecorder, deps: SearchServices) -> Outputs:
+        req = given.request
+        access = deps.access(req.agent_id, req.user_id)
+        rec.io(inputs={"agent_id": req.agent_id, "user_id": req.user_id},
+               outputs={"readable": dict(access.readable), "ignored": dict(access.ignored)})
+        return self.Outputs(access, None if access.readable_keys else "no readable scopes")
 
 
 class HardFilterStage:
@@ -167,24 +138,27 @@ class HardFilterStage:
 
     name = "hard_filter"
 
-    def run(self, ctx: SearchContext) -> SearchContext:
-        req = ctx.request
-        statuses = HISTORICAL_STATUSES if req.historical else LIVE_STATUSES
-        ctx.filter = HardFilter(
-            scopes=tuple(ctx.scopes), statuses=tuple(statuses),
-            types=tuple(t for t in RECORD_TYPES if t in req.types) if req.types else None,
-            event_from=req.time_from, event_to=req.time_to, now=ctx.at, include_lapsed=req.historical,
-        )
-        index = ctx.deps.index
+    @dataclass(slots=True)
+    class Inputs:
+        request: SearchRequest
+        access: ScopeAccess
+        at: str
+
+    @dataclass(slots=True)
+    class Outputs:
+        filter: HardFilter
+        mask: IndexMask
+
+    def run(self, given: Inputs, rec: StageRecorder, deps: SearchServices) -> Outputs:
+        req = given.request
+        flt = request_filter(req, given.access, given.at)
+        index = deps.index
         applied = index.refresh()
-        store = ctx.deps.store
         sql_filter = hasattr(index, "filter_mask")  # PostgreSQL: lapsed records are excluded by the filter's SQL
-        with store.lock:
-            lapsed = [] if req.historical or sql_filter else lapsed_seqs(store.conn, ctx.at)
-        ctx.mask = index_mask(index, ctx.filter, lapsed)
-        allowed = int(ctx.mask.sum())
-        ctx.io(inputs={"historical": req.historical, "index_changes_applied": applied},
-               outputs={**ctx.filter.to_dict(), "indexed_rows_allowed": allowed,
-                        "lapsed_provisional_excluded": (ctx.mask.lapsed or 0) if sql_filter else len(lapsed)})
-        ctx.note(ctx.filter.describe())
-        return ctx
+        lapsed = [] if req.historical or sql_filter else lapsed_provisional_seqs(deps.store, given.at)
+        mask = index_mask(index, flt, lapsed)
+        rec.io(inputs={"historical": req.historical, "index_changes_applied": applied},
+               outputs={**flt.to_dict(), "indexed_rows_allowed": int(mask.sum()),
+                        "lapsed_provisional_excluded": (mask.lapsed or 0) if sql_filter else len(lapsed)})
+        rec.note(flt.describe())
+        return self.Outputs(flt, mask)

@@ -14,9 +14,14 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
 from pathlib import Path
 
-from .pipeline import SearchContext
+from ..settings import RetrievalSettings
+from .recorder import StageRecorder
+from .request import SearchRequest
+from .search_types import Candidate
+from .services import SearchServices
 
 
 class FlagRerankerScorer:
@@ -59,47 +64,63 @@ def build_reranker(model_path: str | None, max_length: int):
 
 
 class RerankStage:
+    """Optional (off by default): a cross-encoder reorders the survivors, or (replace_floors)
+    decides instead of the gate's floors."""
+
     name = "rerank"
+
+    @dataclass(slots=True)
+    class Inputs:
+        settings: RetrievalSettings
+        request: SearchRequest
+        query: str
+        ranking: list[Candidate]
+        floors_deferred: bool
+        gate: dict
+
+    @dataclass(slots=True)
+    class Outputs:
+        ranking: list[Candidate]
+        rerank_outcome: dict  # status (disabled, reranked, unavailable, timeout, failed) and details
+        empty_reason: str | None = None
 
     def __init__(self) -> None:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="reranker")
 
-    def run(self, ctx: SearchContext) -> SearchContext:
-        s = ctx.settings
-        enabled = s.reranker_enabled if ctx.request.rerank is None else ctx.request.rerank
-        ctx.io(inputs={"enabled": enabled, "mode": s.reranker_mode, "candidates": len(ctx.ranking),
-                       "timeout_s": s.reranker_timeout_s})
+    def run(self, given: Inputs, rec: StageRecorder, deps: SearchServices) -> Outputs:
+        s, ranking = given.settings, given.ranking
+        enabled = s.reranker_enabled if given.request.rerank is None else given.request.rerank
+        rec.io(inputs={"enabled": enabled, "mode": s.reranker_mode, "candidates": len(ranking), "timeout_s": s.reranker_timeout_s})
         if not enabled:
-            ctx.rerank_outcome = {"status": "disabled"}
-            ctx.skip("reranking is disabled")
-            return ctx
-        outcome: dict = {"mode": s.reranker_mode, "candidates": len(ctx.ranking)}
+            rec.skip("reranking is disabled")
+            return self.Outputs(ranking, {"status": "disabled"})
+        outcome: dict = {"mode": s.reranker_mode, "candidates": len(ranking)}
         try:
-            scorer = ctx.deps.reranker(s)
+            scorer = deps.reranker(s)
             outcome["model"] = getattr(scorer, "model_name", type(scorer).__name__)
         except Exception as exc:  # a missing model must not fail the search
             outcome.update(status="unavailable", detail=f"{type(exc).__name__}: {exc}")
-            return self._fall_back(ctx, outcome)
-        future = self._executor.submit(scorer.score, ctx.query, [c.content or "" for c in ctx.ranking])
+            return self._fall_back(given, rec, outcome)
+        future = self._executor.submit(scorer.score, given.query, [c.content or "" for c in ranking])
         try:
             scores = future.result(timeout=s.reranker_timeout_s)
         except FutureTimeout:
             outcome.update(status="timeout", detail=f"no scores within {s.reranker_timeout_s} s")
-            return self._fall_back(ctx, outcome)
+            return self._fall_back(given, rec, outcome)
         except Exception as exc:
             outcome.update(status="failed", detail=f"{type(exc).__name__}: {exc}")
-            return self._fall_back(ctx, outcome)
-        if len(scores) != len(ctx.ranking):
-            outcome.update(status="failed", detail=f"{len(scores)} scores for {len(ctx.ranking)} candidates")
-            return self._fall_back(ctx, outcome)
-        for before, (cand, score) in enumerate(zip(ctx.ranking, scores), start=1):
+            return self._fall_back(given, rec, outcome)
+        if len(scores) != len(ranking):
+            outcome.update(status="failed", detail=f"{len(scores)} scores for {len(ranking)} candidates")
+            return self._fall_back(given, rec, outcome)
+        for before, (cand, score) in enumerate(zip(ranking, scores), start=1):
             cand.rerank = {**(cand.rerank or {}), "score": round(float(score), 6), "rank_before": before}
         kept = []
-        for cand in ctx.ranking:
-            if ctx.floors_deferred and cand.rerank["score"] < s.reranker_min_score:
-                ctx.drop(cand, f"reranker score {cand.rerank['score']:.3f} < min {s.reranker_min_score}")
+        for cand in ranking:
+            if given.floors_deferred and cand.rerank["score"] < s.reranker_min_score:
+                rec.drop(cand, f"reranker score {cand.rerank['score']:.3f} < min {s.reranker_min_score}")
             else:
-                if ctx.floors_deferred:
+                if given.floors_deferred:
                     cand.gate = f"passed: reranker score {cand.rerank['score']:.3f} >= min {s.reranker_min_score}"
                 kept.append(cand)
         kept.sort(key=lambda c: (-c.rerank["score"], c.rerank["rank_before"]))
@@ -108,32 +129,30 @@ class RerankStage:
             cand.rerank["rank_after"] = after
             cand.rerank["moved"] = after != cand.rerank["rank_before"]
             moved += cand.rerank["moved"]
-        ctx.ranking = kept
         outcome.update(status="reranked", moved=moved, dropped=len(scores) - len(kept))
-        ctx.rerank_outcome = outcome
-        ctx.io(outputs={"order": [{"id": c.record_id, **c.rerank} for c in kept], **outcome})
+        rec.io(outputs={"order": [{"id": c.record_id, **c.rerank} for c in kept], **outcome})
+        empty = None
         if not kept:
             best = max(scores) if scores else 0.0
-            ctx.halt(f"reranker: best score {best:.3f} < min {s.reranker_min_score}")
-        return ctx
+            empty = f"reranker: best score {best:.3f} < min {s.reranker_min_score}"
+        return self.Outputs(kept, outcome, empty)
 
-    def _fall_back(self, ctx: SearchContext, outcome: dict) -> SearchContext:
+    def _fall_back(self, given: Inputs, rec: StageRecorder, outcome: dict) -> Outputs:
         """Keep the fused order; apply the gate's set-level decision now if it was deferred to the reranker."""
         outcome["fallback"] = "fused order kept"
-        if ctx.floors_deferred:
+        kept, empty = given.ranking, None
+        if given.floors_deferred:
             outcome["fallback"] += "; deferred floors applied"
             kept = []
-            for cand in ctx.ranking:
+            for cand in given.ranking:
                 verdict = cand.rerank or {}
                 if verdict.get("floor_passed"):
                     cand.gate = verdict["floor_reason"]
                     kept.append(cand)
                 else:
-                    ctx.drop(cand, f"gate (reranker fell back): {verdict.get('floor_reason')}")
-            ctx.ranking = kept
+                    rec.drop(cand, f"gate (reranker fell back): {verdict.get('floor_reason')}")
             if not kept:
-                ctx.halt(ctx.gate_summary.get("reason") or "every candidate is weak on every signal")
-        ctx.rerank_outcome = outcome
-        ctx.note(f"reranker {outcome['status']}: {outcome.get('detail', '')}; {outcome['fallback']}")
-        ctx.io(outputs=outcome)
-        return ctx
+                empty = given.gate.get("reason") or "every candidate is weak on every signal"
+        rec.note(f"reranker {outcome['status']}: {outcome.get('detail', '')}; {outcome['fallback']}")
+        rec.io(outputs=outcome)
+        return self.Outputs(kept, outcome, empty)

@@ -1,53 +1,57 @@
-"""The retriever: validates a search request, runs the pipeline and returns the response.
+"""The retriever: checks a search request, runs the pipeline and returns the response.
 
 One :class:`Retriever` per service (``service.retriever``). It is built from explicit parts (the
 store, vector index, embedder, clock, access resolution, a settings getter and an optional model
 client), holds the pipeline and the lazily loaded reranker, and reads the retrieval settings at
-each call. It is what the stages see as ``ctx.deps`` (:class:`~.pipeline.SearchServices`).
+each call. It is the services the stages may use (:class:`~.services.SearchServices`).
+
+Entry points: :meth:`Retriever.search` (one :class:`~.request.SearchRequest`, or its fields as
+keywords) and :meth:`Retriever.search_batch` (many, batch-first: checked together, their query
+vectors made in one embedder call); :meth:`Retriever.run` runs an already checked request.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
-from datetime import datetime
 from typing import Any
 
 import numpy as np
 
-from ..clock import Clock, end_of_day as last_moment_of_day, format_ts, parse_ts
+from ..clock import Clock, format_ts
 from ..embed.base import Embedder
 from ..embed.cache import QueryVectorCache
 from ..errors import InvalidInputError
-from ..inputs import check_texts
 from ..ids import new_id
 from ..index.vector_index import VectorIndex
 from ..llm import LanguageModel
 from ..policy.grants import AccessResolver, ScopeAccess
-from ..policy.scopes import validate_id
 from ..settings import RetrievalSettings
 from ..store.db import Store
-from ..store.records import RECORD_TYPES
 from ..telemetry import NO_TELEMETRY, Telemetry
+from .budget import BudgetStage
+from .collapse import CollapseStage
 from .explain import ExplainStage
-from .filters import HardFilterStage, RewriteStage, ScopeStage
-from .generators import DenseStage, EntityStage, LexicalStage, QueryEmbeddingStage
-from .pipeline import PassageScorer, Pipeline, SearchContext, Stage
-from .ranking import BudgetStage, CollapseStage, FreshnessStage, FusionStage, GateStage
+from .filters import HardFilterStage, ScopeStage
+from .freshness import FreshnessStage
+from .fuse import FusionStage
+from .gate import GateStage
+from .generate import DenseStage, EntityStage, LexicalStage, QueryEmbeddingStage
+from .pipeline import Pipeline, SearchRun, Stage
+from .request import SearchRequest, check_origin
 from .rerank import RerankStage, build_reranker
-from .rewrite import QueryRewriter
+from .rewrite import QueryRewriter, RewriteStage
 from .search_log import LogStage, load_search, log_failure, logged_request
-from .search_types import SEARCH_ORIGINS, SearchRequest, SearchResponse, SearchResult, SearchTrace
+from .search_types import SearchResponse, SearchResult, SearchTrace
+from .services import PassageScorer
 
-_DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-MAX_HINTS = 20
 # Worker threads for query embeddings made alongside the lexical and entity generators: a few, so
 # concurrent searches from several threads do not queue behind one another's embeddings.
 EMBED_WORKERS = 4
+BATCH_EMBED = 64  # query texts per embedder call in a batch search
 
 
 def default_stages() -> list[Stage]:
@@ -60,12 +64,20 @@ def default_stages() -> list[Stage]:
 
 
 def build_pipeline(stages: list[Stage] | None = None, telemetry: Telemetry = NO_TELEMETRY) -> Pipeline:
-    """A pipeline of ``stages`` (default: :func:`default_stages`)."""
+    """A pipeline of ``stages`` (default: :func:`default_stages`); their declarations are checked."""
     return Pipeline(default_stages() if stages is None else stages, telemetry)
 
 
+def _request(request: SearchRequest | None, params: dict[str, Any]) -> SearchRequest:
+    if request is None:
+        return SearchRequest(**params)
+    if params:
+        raise TypeError(f"pass a SearchRequest or its fields, not both (got {sorted(params)})")
+    return request
+
+
 class Retriever:
-    """Runs memory searches over one store; implements :class:`~.pipeline.SearchServices` for the stages."""
+    """Runs memory searches over one store; the services its stages use (:class:`~.services.SearchServices`)."""
 
     def __init__(
         self, *, store: Store, index: VectorIndex, embedder: Embedder, clock: Clock, access: AccessResolver,
@@ -91,7 +103,7 @@ class Retriever:
         self._workers_pid = 0
         self._workers_lock = threading.Lock()
 
-    # -- dependencies used by stages ------------------------------------------------------------
+    # -- services the stages use ----------------------------------------------------------------
 
     @property
     def settings(self) -> RetrievalSettings:
@@ -106,8 +118,8 @@ class Retriever:
 
     def readable_term_counts(self, key: tuple) -> dict[str, int]:
         """The cache of readable term counts for one readable set in one store state (``key`` from
-        :func:`.lexical.lookup_key`); a new key starts an empty cache. Exact, never stale: any write
-        changes the store's records version and so the key."""
+        :func:`.generate.lexical_score.lookup_key`); a new key starts an empty cache. Exact, never
+        stale: any write changes the store's records version and so the key."""
         with self._stats_lock:
             if key != self._term_counts_key or len(self._term_counts) > 50_000:
                 self._term_counts_key, self._term_counts = key, {}
@@ -178,47 +190,67 @@ class Retriever:
 
     # -- searching ------------------------------------------------------------------------------
 
-    def search(
-        self, *, agent_id: str, user_id: str, query: str, types: list[str] | None = None,
-        time_from: datetime | str | None = None, time_to: datetime | str | None = None,
-        entity_hints: list[str] | None = None, limit: int | None = None, historical: bool = False,
-        context: str | None = None, rewrite: bool | None = None, rerank: bool | None = None,
-        session_id: str | None = None, settings: RetrievalSettings | None = None, origin: str | None = None,
-    ) -> SearchResponse:
-        """Validate the arguments and run the pipeline (see :meth:`MemoryService.search`)."""
-        settings = settings or self.settings
-        request = build_request(
-            settings, agent_id=agent_id, user_id=user_id, query=query, types=types, time_from=time_from,
-            time_to=time_to, entity_hints=entity_hints, limit=limit, historical=historical, context=context,
-            rewrite=rewrite, rerank=rerank, session_id=session_id, origin=origin,
-        )
-        return self.run(request, settings=settings)
+    def search(self, request: SearchRequest | None = None, /, *, settings: RetrievalSettings | None = None,
+               **params: Any) -> SearchResponse:
+        """Check one request (a :class:`SearchRequest`, or its fields as keywords) and run it.
 
-    def context(self, request: SearchRequest, *, settings: RetrievalSettings | None = None) -> SearchContext:
-        """A fresh context for ``request`` (what :meth:`run` starts from; also for running stages alone)."""
+        ``settings`` replaces the retrieval settings in force for this search only (the LoCoMo
+        harness passes variants); raises InvalidInputError naming the bad field.
+        """
+        settings = settings or self.settings
+        return self.run(_request(request, params).checked(settings), settings=settings)
+
+    def search_batch(self, requests: Iterable[SearchRequest], *, settings: RetrievalSettings | None = None) -> list[SearchResponse]:
+        """Many searches, batch-first, each run and logged as its own search (responses in order).
+
+        Every request is checked before any runs: an invalid one raises InvalidInputError naming
+        its position, and nothing is searched or logged. The distinct queries not yet in the
+        query-vector cache are then embedded in batched embedder calls (a batched call may differ
+        from a single one in the last bits of a float, below the 4-decimal rounding of cosines).
+        """
+        settings = settings or self.settings
+        checked = []
+        for position, request in enumerate(requests):
+            try:
+                checked.append(request.checked(settings))
+            except InvalidInputError as exc:
+                raise InvalidInputError(f"requests[{position}]: {exc}", field=exc.details.get("field"), position=position) from exc
+        size = min(BATCH_EMBED, self.query_vectors.max_entries) if settings.query_cache_size else 0  # 0: no cache to fill
+        step = size or max(len(checked), 1)
+        responses = []
+        for start in range(0, len(checked), step):
+            chunk = checked[start:start + step]
+            if size:  # a query the rewriter may change is embedded when it is known
+                self.query_vectors.prime(self.embedder, [r.query for r in chunk if not _rewrites(r, settings)])
+            responses.extend(self.run(request, settings=settings) for request in chunk)
+        return responses
+
+    def start(self, request: SearchRequest, *, settings: RetrievalSettings | None = None) -> SearchRun:
+        """A fresh run of a checked ``request`` (what :meth:`run` starts from; also for stepping
+        stages one at a time with ``Pipeline.step``)."""
         now = self.clock.now()
-        return SearchContext(request=request, settings=settings or self.settings, deps=self, search_id=new_id("srch"),
-                             now=now, at=format_ts(now))
+        return SearchRun.start(self, request, settings or self.settings, new_id("srch"), now, format_ts(now))
 
     def run(self, request: SearchRequest, *, settings: RetrievalSettings | None = None) -> SearchResponse:
-        """Run the pipeline for an already validated request."""
-        ctx = self.context(request, settings=settings)
+        """Run the pipeline for an already checked request."""
+        run = self.start(request, settings=settings)
         try:
-            ctx = self.pipeline.run(ctx)
+            self.pipeline.run(run)
         except Exception as exc:
-            if not any(stage.name == "log_write" and stage.status == "ran" for stage in ctx.stages):
-                log_failure(ctx, exc)
+            if not any(stage.name == "log_write" and stage.status == "ran" for stage in run.stages):
+                log_failure(self, run.handoffs, run.stages, run.elapsed_ms(), exc)
             raise
+        out = run.handoffs
         # The response reports the timings the log row holds (written once, inside log_write).
-        total = ctx.total_ms if ctx.total_ms is not None else ctx.elapsed_ms()
-        for stage in ctx.stages:
-            if stage.name == "log_write" and ctx.log_ms is not None:
-                stage.ms = ctx.log_ms
-        results = [SearchResult(c.record, c.content, e) for c, e in zip(ctx.results, ctx.explanations)]
+        total = out.get("total_ms", run.elapsed_ms())
+        for stage in run.stages:
+            if stage.name == "log_write" and "log_ms" in out:
+                stage.ms = out["log_ms"]
+        results = [SearchResult(c.record, c.content, e) for c, e in zip(out.get("results", []), out.get("explanations", []))]
         return SearchResponse(
-            search_id=ctx.search_id, at=ctx.at, request=request, results=results,
-            explanation=ctx.response_explanation, empty_reason=ctx.empty_reason,
-            trace=SearchTrace(ctx.search_id, ctx.stages, total), total_ms=total,
+            search_id=out["search_id"], at=out["at"], request=request, results=results,
+            explanation=out.get("response_explanation"), empty_reason=out.get("empty_reason"),
+            trace=SearchTrace(out["search_id"], run.stages, total), total_ms=total,
         )
 
     def load(self, search_id: str) -> SearchResponse:
@@ -238,64 +270,7 @@ class Retriever:
         return self.run(request, settings=settings if logged_settings_too else None)
 
 
-def _timestamp(value: Any, name: str, end_of_day: bool) -> str | None:
-    if value is None:
-        return None
-    try:
-        parsed = parse_ts(value)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInputError(f"{name} is not an ISO-8601 date or time within the years 1-9999: {str(value)[:80]!r}", field=name) from exc
-    if end_of_day and isinstance(value, str) and _DATE_ONLY.match(value.strip()):
-        parsed = last_moment_of_day(parsed)  # not "+1 day": 9999-12-31 has no next day
-    return format_ts(parsed)
-
-
-def build_request(settings: RetrievalSettings, **args: Any) -> SearchRequest:
-    """Check and normalise search arguments; raises InvalidInputError naming the bad field."""
-    agent_id = validate_id(args["agent_id"], "agent_id")
-    user_id = validate_id(args["user_id"], "user_id")
-    session_id = args.get("session_id")
-    if session_id is not None:
-        validate_id(session_id, "session_id")
-    origin = check_origin(args.get("origin"))
-    query = args["query"]
-    check_texts({"query": query, "entity_hints": args.get("entity_hints"), "context": args.get("context")})
-    if not isinstance(query, str) or not query.strip():
-        raise InvalidInputError("query must be a non-empty string", field="query")
-    if len(query) > settings.max_query_chars:
-        raise InvalidInputError(f"query is {len(query)} characters; the limit is {settings.max_query_chars}", field="query")
-    types = args.get("types")
-    if types is not None:
-        if isinstance(types, str) or not all(t in RECORD_TYPES for t in types):
-            raise InvalidInputError(f"types must be a list drawn from {', '.join(RECORD_TYPES)}", field="types")
-        types = [t for t in RECORD_TYPES if t in types] or None
-    time_from = _timestamp(args.get("time_from"), "time_from", end_of_day=False)
-    time_to = _timestamp(args.get("time_to"), "time_to", end_of_day=True)
-    if time_from and time_to and time_from > time_to:
-        raise InvalidInputError("time_from is after time_to", field="time_from")
-    hints = list(args.get("entity_hints") or [])
-    if len(hints) > MAX_HINTS or not all(isinstance(h, str) and h.strip() and len(h) <= 200 for h in hints):
-        raise InvalidInputError(f"entity_hints must be at most {MAX_HINTS} non-empty names of up to 200 characters", field="entity_hints")
-    limit = args.get("limit")
-    if limit is None:
-        limit = min(settings.default_limit, settings.max_limit)
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= settings.max_limit:
-        raise InvalidInputError(f"limit must be an integer from 1 to {settings.max_limit}", field="limit")
-    context = args.get("context")
-    if context is not None:
-        if not isinstance(context, str):
-            raise InvalidInputError("context must be a string", field="context")
-        context = context[-settings.rewrite_context_chars:] if settings.rewrite_context_chars else ""
-    return SearchRequest(
-        agent_id=agent_id, user_id=user_id, query=query, types=types, time_from=time_from, time_to=time_to,
-        entity_hints=[h.strip() for h in hints], limit=limit, historical=bool(args.get("historical")), context=context,
-        rewrite=args.get("rewrite"), rerank=args.get("rerank"), session_id=session_id, origin=origin,
-    )
-
-
-
-def check_origin(origin: Any) -> str | None:
-    """``origin`` if it is None or one of SEARCH_ORIGINS, else InvalidInputError naming them."""
-    if origin is not None and origin not in SEARCH_ORIGINS:
-        raise InvalidInputError(f"origin must be one of {', '.join(SEARCH_ORIGINS)}; got {str(origin)[:40]!r}", field="origin")
-    return origin
+def _rewrites(request: SearchRequest, settings: RetrievalSettings) -> bool:
+    """Might the rewriter replace this request's query (so its vector is not known in advance)?"""
+    enabled = settings.rewrite_enabled if request.rewrite is None else request.rewrite
+    return bool(enabled and (request.context or "").strip())

@@ -1,13 +1,19 @@
-"""Optional query rewriting: the rewrite role's model (``retrieval.rewrite_provider``) turns a follow-up question plus the current-turn
-context into a standalone search query. Any failure falls back to the raw query."""
+"""Optional query rewriting: the rewrite role's model (``retrieval.rewrite_provider``) turns a
+follow-up question plus the current-turn context into a standalone search query. Any failure
+falls back to the raw query. Off by default."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from typing import Protocol
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ExternalServiceError
+from ..settings import RetrievalSettings
+from .recorder import StageRecorder
+from .request import SearchRequest
 
 SYSTEM = (
     "You rewrite a memory-search request into one standalone search query. The request was written "
@@ -56,3 +62,41 @@ class QueryRewriter:
         if text == " ".join(query.split()):
             return RewriteOutcome(query, None, "unchanged")
         return RewriteOutcome(text, text, "rewritten")
+
+
+class RewriterSource(Protocol):
+    """Where the stage gets its rewriter (the retriever, :class:`~.services.SearchServices`)."""
+
+    def rewriter(self, settings: RetrievalSettings) -> QueryRewriter: ...
+
+
+class RewriteStage:
+    """Optional: a standalone query from the raw query and host-supplied current-turn context."""
+
+    name = "rewrite"
+
+    @dataclass(slots=True)
+    class Inputs:
+        request: SearchRequest
+        settings: RetrievalSettings
+
+    @dataclass(slots=True)
+    class Outputs:
+        query: str  # the query every later stage searches with
+        rewritten_query: str | None
+        rewrite_status: str
+
+    def run(self, given: Inputs, rec: StageRecorder, deps: RewriterSource) -> Outputs:
+        req = given.request
+        enabled = given.settings.rewrite_enabled if req.rewrite is None else req.rewrite
+        rec.io(inputs={"raw_query": req.query, "context_chars": len(req.context or ""), "enabled": enabled})
+        if not enabled:
+            rec.skip("rewriting is disabled")
+            return self.Outputs(req.query, None, "disabled")
+        if not (req.context or "").strip():
+            status = "skipped: no current-turn context"
+            rec.skip(status)
+            return self.Outputs(req.query, None, status)
+        outcome = deps.rewriter(given.settings).rewrite(req.query, req.context)
+        rec.io(outputs={"query": outcome.query, "rewritten_query": outcome.rewritten, "status": outcome.status})
+        return self.Outputs(outcome.query, outcome.rewritten, outcome.status)

@@ -14,17 +14,21 @@ from __future__ import annotations
 
 import hashlib
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import NotFoundError
 from ..inputs import loggable
+from ..policy.grants import ScopeAccess
 from ..settings import RetrievalSettings
 from ..store.db import Store, dumps, dumps_compressed, loads
-from ..store.paging import Where, select_page
-from ..store.records import fetch_records
-from .search_types import ResponseExplanation, ResultExplanation, SearchRequest, SearchResponse, SearchResult, SearchTrace, StageTrace
-from .pipeline import SearchContext
-from .scoring import truncate_to_tokens
+from ..store.search_log_queries import insert_search, recent_searches, remember_settings, search_row, settings_text
+from ..store.search_queries import records_by_id
+from ..text import truncate_to_tokens
+from .recorder import StageRecorder
+from .request import SearchRequest
+from .search_types import ResponseExplanation, ResultExplanation, SearchResponse, SearchResult, SearchTrace, StageTrace
+from .services import SearchServices
 
 LOG_STAGE = "log_write"
 
@@ -35,41 +39,60 @@ class LogStage:
     name = LOG_STAGE
     always = True
 
-    def run(self, ctx: SearchContext) -> SearchContext:
+    @dataclass(slots=True)
+    class Inputs:
+        request: SearchRequest
+        settings: RetrievalSettings
+        search_id: str
+        at: str
+        started: float
+        trace: list[StageTrace]
+        rewritten_query: str | None
+        rewrite_status: str
+        access: ScopeAccess
+        explanations: list[ResultExplanation]
+        response_explanation: ResponseExplanation
+        empty_reason: str | None = None
+
+    @dataclass(slots=True)
+    class Outputs:
+        log_ms: float  # this stage's own time, as written to the row (everything but the commit)
+        total_ms: float  # the search's time, as written to the row
+
+    def run(self, given: Inputs, rec: StageRecorder, deps: SearchServices) -> Outputs:
         began = time.perf_counter()
-        req = ctx.request
+        req = given.request
         trace = {
-            "stages": [s.to_dict() for s in ctx.stages if s.name != LOG_STAGE],
-            "results": [e.to_dict() for e in ctx.explanations],
-            "response": ctx.response_explanation.to_dict() if ctx.response_explanation else None,
+            "stages": [s.to_dict() for s in given.trace if s.name != LOG_STAGE],
+            "results": [e.to_dict() for e in given.explanations],
+            "response": given.response_explanation.to_dict(),
         }
-        scopes = {"readable": dict(ctx.access.readable), "ignored": dict(ctx.access.ignored)} if ctx.access else {}
+        scopes = {"readable": dict(given.access.readable), "ignored": dict(given.access.ignored)}
         trace_blob = dumps_compressed(trace)
-        result_ids = dumps([e.record_id for e in ctx.explanations])
+        result_ids = dumps([e.record_id for e in given.explanations])
         scopes_blob = dumps(scopes)
         # batched: on PostgreSQL the row goes to the server with BEGIN and COMMIT in one round trip
-        with ctx.deps.store.batched_transaction() as conn:
-            request = _request_blob(conn, ctx)
+        with deps.store.batched_transaction() as conn:
+            request = request_blob(conn, deps, req, given.settings, given.at)
             # The row's own timings are taken last, inside the transaction, so it is written once
             # and still records what the log write cost (everything but the commit itself).
-            ctx.log_ms = round((time.perf_counter() - began) * 1000.0, 3)
-            stages = {s.name: s.ms for s in ctx.stages if s.name != LOG_STAGE} | {LOG_STAGE: ctx.log_ms}
-            ctx.total_ms = ctx.elapsed_ms()
-            conn.execute(
-                "INSERT INTO search_log (id, at, agent_id, user_id, session_id, raw_query, rewritten_query, rewrite_status, "
-                "request, scopes, trace, result_ids, empty_reason, stages, total_ms, origin) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (ctx.search_id, ctx.at, req.agent_id, req.user_id, req.session_id, req.query, ctx.rewritten_query,
-                 ctx.rewrite_status, request, scopes_blob, trace_blob, result_ids, ctx.empty_reason, dumps(stages), ctx.total_ms, req.origin),
-            )
-        ctx.io(outputs={"search_id": ctx.search_id})
-        return ctx
+            log_ms = round((time.perf_counter() - began) * 1000.0, 3)
+            stages = {s.name: s.ms for s in given.trace if s.name != LOG_STAGE} | {LOG_STAGE: log_ms}
+            total_ms = round((time.perf_counter() - given.started) * 1000.0, 3)
+            insert_search(conn, {
+                "id": given.search_id, "at": given.at, "agent_id": req.agent_id, "user_id": req.user_id,
+                "session_id": req.session_id, "raw_query": req.query, "rewritten_query": given.rewritten_query,
+                "rewrite_status": given.rewrite_status, "request": request, "scopes": scopes_blob, "trace": trace_blob,
+                "result_ids": result_ids, "empty_reason": given.empty_reason, "stages": dumps(stages), "total_ms": total_ms,
+                "origin": req.origin})
+        rec.io(outputs={"search_id": given.search_id})
+        return self.Outputs(log_ms, total_ms)
 
 
 def settings_id(conn, settings: RetrievalSettings, at: str) -> str:
     """The content hash naming ``settings`` in ``search_settings`` (stored on first use)."""
     text, key = _settings_text(settings)
-    # Always offered to the table (3 microseconds when present): a restore may have replaced it.
-    conn.execute("INSERT OR IGNORE INTO search_settings (id, settings, first_used_at) VALUES (?,?,?)", (key, text, at))
+    remember_settings(conn, key, text, at)
     return key
 
 
@@ -98,26 +121,28 @@ def _settings_text(settings: RetrievalSettings) -> tuple[str, str]:
 _SCALARS = (str, int, float, bool, type(None))
 
 
-def _request_blob(conn, ctx: SearchContext) -> str:
-    embedder = ctx.deps.embedder
-    return dumps({"request": ctx.request.to_dict(), "settings_id": settings_id(conn, ctx.settings, ctx.at),
+def request_blob(conn, deps: SearchServices, request: SearchRequest, settings: RetrievalSettings, at: str) -> str:
+    """The row's ``request`` column: the validated request, the settings' id and the embedder."""
+    embedder = deps.embedder
+    return dumps({"request": request.to_dict(), "settings_id": settings_id(conn, settings, at),
                   "embedder": {"model": embedder.model_name, "version": embedder.model_version}})
 
 
-def log_failure(ctx: SearchContext, exc: BaseException) -> None:
+def log_failure(deps: SearchServices, handoffs: dict[str, Any], stages: list[StageTrace], elapsed_ms: float,
+                exc: BaseException) -> None:
     """A search that raised still gets its row: the stages it got through and the error."""
-    req = ctx.request
+    req: SearchRequest = handoffs["request"]
     # The error may quote text that cannot be stored (a lone surrogate): the row is written anyway.
     error = loggable(f"search failed: {type(exc).__name__}: {exc}")
-    trace = loggable({"stages": [s.to_dict() for s in ctx.stages], "results": [], "response": None, "error": error})
-    with ctx.deps.store.transaction(()) as conn:  # an append: no scope locked
-        conn.execute(
-            "INSERT OR IGNORE INTO search_log (id, at, agent_id, user_id, session_id, raw_query, rewritten_query, rewrite_status, "
-            "request, scopes, trace, result_ids, empty_reason, stages, total_ms, origin) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (ctx.search_id, ctx.at, req.agent_id, req.user_id, req.session_id, req.query, ctx.rewritten_query,
-             ctx.rewrite_status, _request_blob(conn, ctx), dumps({}), dumps_compressed(trace), "[]", error,
-             dumps({s.name: s.ms for s in ctx.stages}), ctx.elapsed_ms(), req.origin),
-        )
+    trace = loggable({"stages": [s.to_dict() for s in stages], "results": [], "response": None, "error": error})
+    with deps.store.transaction(()) as conn:  # an append: no scope locked
+        insert_search(conn, {
+            "id": handoffs["search_id"], "at": handoffs["at"], "agent_id": req.agent_id, "user_id": req.user_id,
+            "session_id": req.session_id, "raw_query": req.query, "rewritten_query": handoffs.get("rewritten_query"),
+            "rewrite_status": handoffs.get("rewrite_status", "disabled"),
+            "request": request_blob(conn, deps, req, handoffs["settings"], handoffs["at"]), "scopes": dumps({}),
+            "trace": dumps_compressed(trace), "result_ids": "[]", "empty_reason": error,
+            "stages": dumps({s.name: s.ms for s in stages}), "total_ms": elapsed_ms, "origin": req.origin}, if_absent=True)
 
 
 def generator_lists(stages: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
@@ -144,8 +169,7 @@ def decode_request(store, value) -> dict[str, Any]:
     """A logged ``request`` column with its retrieval ``settings`` read back from ``search_settings``."""
     blob = loads(value, {}) or {}
     if "settings" not in blob and blob.get("settings_id"):
-        text = store.scalar("SELECT settings FROM search_settings WHERE id = ?", (blob["settings_id"],))
-        blob["settings"] = loads(text, {})
+        blob["settings"] = loads(settings_text(store, blob["settings_id"]), {})
     return blob
 
 
@@ -160,7 +184,7 @@ def decode_row(store, row) -> dict[str, Any]:
 
 
 def _row(store, search_id: str):
-    row = store.query_one("SELECT * FROM search_log WHERE id = ?", (search_id,))
+    row = search_row(store, search_id)
     if row is None:
         raise NotFoundError(f"no logged search {search_id}", search_id=search_id)
     return row
@@ -187,9 +211,7 @@ def load_search(store: Store, search_id: str) -> SearchResponse:
         stages.append(StageTrace(LOG_STAGE, ms=stages_ms[LOG_STAGE], outputs={"search_id": search_id}))
     trace = SearchTrace(search_id, stages, row["total_ms"])
     explanations = [ResultExplanation.from_dict(e) for e in trace_blob.get("results", [])]
-    ids = [e.record_id for e in explanations]
-    with store.lock:
-        records = {r.id: r for r in fetch_records(store.conn, f"r.id IN ({','.join('?' * len(ids))})", ids)} if ids else {}
+    records = records_by_id(store, [e.record_id for e in explanations])
     overhead = request_blob.get("settings", {}).get("token_overhead_per_result", 0)
     results = []
     for explanation in explanations:
@@ -208,7 +230,5 @@ def load_search(store: Store, search_id: str) -> SearchResponse:
 
 def list_searches(store: Store, *, agent_id: str | None = None, user_id: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
     """Recent logged searches, newest first (id, time, principal, query, result count, empty reason, ms)."""
-    where = Where().equal("agent_id", agent_id).equal("user_id", user_id)
-    rows = select_page(store, "id, at, agent_id, user_id, session_id, raw_query, rewritten_query, result_ids, empty_reason, total_ms",
-                       "search_log", where, "seq DESC", limit)
+    rows = recent_searches(store, agent_id=agent_id, user_id=user_id, limit=limit)
     return [{**dict(r), "result_ids": loads(r["result_ids"], [])} for r in rows]

@@ -1,5 +1,6 @@
-"""Plain dataclasses for a search: the request, candidates, the stage trace, explanations and the
-response. Each has ``to_dict`` (JSON-able) and, where a logged search is rebuilt, ``from_dict``.
+"""Plain dataclasses for a search: candidates, the stage trace, explanations and the response (the
+request is :mod:`.request`). Each has ``to_dict`` (JSON-able) and, where a logged search is
+rebuilt, ``from_dict``.
 
 Nothing here holds record text except :class:`SearchResult` (the record and the content handed
 back); the log stores the rest, so a forgotten record leaves no text behind in the search log.
@@ -12,6 +13,7 @@ from typing import Any
 
 from .. import display
 from ..store.records import Record
+from .request import SearchRequest
 
 
 def _shallow(obj: Any) -> dict[str, Any]:
@@ -20,43 +22,6 @@ def _shallow(obj: Any) -> dict[str, Any]:
     Nested lists and dicts are shared with the object, not copied.
     """
     return {f.name: getattr(obj, f.name) for f in fields(obj)}
-
-
-# Who made a search (search_log.origin): the model's own memory_search call, the adapter host's
-# search in auto/hybrid, a person in the admin app (explorer, replay), or an evaluation harness.
-SEARCH_ORIGINS = ("model", "host", "admin", "eval")
-
-
-@dataclass
-class SearchRequest:
-    """One memory_search call as the pipeline received it (validated and normalised)."""
-
-    agent_id: str
-    user_id: str
-    query: str
-    types: list[str] | None = None
-    time_from: str | None = None
-    time_to: str | None = None
-    entity_hints: list[str] = field(default_factory=list)
-    limit: int = 10
-    historical: bool = False
-    context: str | None = None
-    rewrite: bool | None = None
-    rerank: bool | None = None
-    session_id: str | None = None
-    replay_of: str | None = None
-    origin: str | None = None  # who searched (SEARCH_ORIGINS); never part of the model's tool schema
-
-    def to_dict(self) -> dict[str, Any]:
-        out = _shallow(self)
-        out["types"] = list(self.types) if self.types else self.types
-        out["entity_hints"] = list(self.entity_hints)
-        return out
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "SearchRequest":
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in names})
 
 
 @dataclass
@@ -73,11 +38,11 @@ class Candidate:
     dense_rank: int | None = None
     cosine: float | None = None
     lexical_rank: int | None = None
-    lexical: float | None = None  # lexical score in [0, 1] (retrieve/lexical.py)
+    lexical: float | None = None  # lexical score in [0, 1] (generate/lexical_score.py)
     lexical_terms: tuple[str, ...] = ()
     entity_rank: int | None = None
     entities: list[dict[str, str]] = field(default_factory=list)
-    rest_rank: int | None = None  # rank in the fusion's name-stripped list (name_strip.rest_list)
+    rest_rank: int | None = None  # rank in the fusion's name-stripped list (generate/name_stripped.rest_list)
     rest_cosine: float | None = None  # cosine to the query with its known names taken out
     fused_rank: int | None = None
     fused_score: float | None = None

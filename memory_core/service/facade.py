@@ -38,7 +38,9 @@ from ..llm.factory import RoleModels, build_role_models
 from ..maintenance import run_maintenance
 from ..policy.grants import ScopeAccess, access_of, check_grantable, delete_grant, list_grants, save_grant
 from ..policy.scopes import Scope, parse_scope, private_scope, validate_id
+from ..retrieve.request import SearchRequest
 from ..retrieve.retriever import Retriever
+from ..retrieve.search_types import SearchResponse
 from ..settings import Settings, load_settings
 from ..store import inspection, overview, sessions
 from ..store.backup import backup_store, restore_into
@@ -383,20 +385,17 @@ class MemoryService(ExtractionMethods, AmbientMethods, AdminMethods, PortableMet
 
     # -- search -------------------------------------------------------------------------------
 
-    def search(
-        self, *, agent_id: str, user_id: str, query: str, types: list[str] | None = None,
-        time_from: datetime | str | None = None, time_to: datetime | str | None = None,
-        entity_hints: list[str] | None = None, limit: int | None = None, historical: bool = False,
-        context: str | None = None, rewrite: bool | None = None, rerank: bool | None = None,
-        session_id: str | None = None, origin: str | None = None,
-    ):
-        """Run the retrieval pipeline as (agent, user); returns a ``memory_core.retrieve.SearchResponse``
-        with results, explanations, the empty reason and the stage trace. Every call is logged."""
-        return self.retriever.search(
-            agent_id=agent_id, user_id=user_id, query=query, types=types, time_from=time_from, time_to=time_to,
-            entity_hints=entity_hints, limit=limit, historical=historical, context=context, rewrite=rewrite,
-            rerank=rerank, session_id=session_id, origin=origin,
-        )
+    def search(self, request: SearchRequest | None = None, /, **params: Any) -> SearchResponse:
+        """Run the retrieval pipeline for one :class:`~memory_core.retrieve.SearchRequest` (or its
+        fields as keywords: ``agent_id``, ``user_id``, ``query`` and the options there); returns a
+        ``SearchResponse`` with results, explanations, the empty reason and the stage trace. Every
+        call is logged."""
+        return self.retriever.search(request, **params)
+
+    def search_batch(self, requests: list[SearchRequest]) -> list[SearchResponse]:
+        """Many searches at once (``Retriever.search_batch``): all checked first, query vectors made
+        in batches, each logged as its own search; the responses in order."""
+        return self.retriever.search_batch(requests)
 
     def load_search(self, search_id: str):
         """A logged search rebuilt from the search log as a ``SearchResponse`` (``from_log`` set)."""

@@ -57,7 +57,7 @@ class RetrievalSettings(_Section):
         description="Empty-result gate, for a query that names a known entity with a full entity list: the result set passes "
         "only if the known-name model (a logistic model over the name-stripped cosine, the other-words lexical score, their "
         "best joint value, the best cosine and lexical score, whether every name is held, and the stem coverage of the "
-        "other words; retrieve/gate_model.py) gives at least this probability. "
+        "other words; retrieve/gate/model.py) gives at least this probability. "
         "-1 turns the model off (name_rest_cosine and name_rest_lexical then decide). Calibrated with name_model_weights.",
     )
     name_model_weights: list[float] = Field(

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..inputs import loggable
 from .db import Store, dumps, loads
+from .records import Record, fetch_records
 
 CONTEXT_JSON_COLUMNS = {"profile_items": [], "profile_excluded": [], "profile_limits": {}, "memory_tools": [],
                         "offered_tools": None}
@@ -26,6 +27,26 @@ def add_decision(store: Store, *, lineage_id: str, record_id: str, version: int,
         store.append_event(conn, at=at, kind=f"ambient.{decision}", actor=actor, record_id=record_id, reason=reason,
                            payload={"lineage_id": lineage_id, "version": version})
         return int(cur.lastrowid)
+
+
+def attribute_records(store: Store, attributes: tuple[str, ...], statuses: tuple[str, ...], scopes: list[str] | None,
+                      now: str | None) -> list[Record]:
+    """Semantic records in ``statuses`` whose attribute is one of ``attributes`` (no entity links), in
+    ``scopes`` (``None``: every scope; an empty list: none); with ``now``, a provisional record past
+    its expiry is left out even before maintenance marks it. What ambient assembly classifies."""
+    if scopes is not None and not scopes:
+        return []
+    where = ["r.type = 'semantic'", f"r.status IN ({','.join('?' * len(statuses))})",
+             f"r.attribute IN ({','.join('?' * len(attributes))})"]
+    params: list[Any] = [*statuses, *attributes]
+    if scopes is not None:
+        where.append(f"(r.scope_kind || ':' || r.scope_id) IN ({','.join('?' * len(scopes))})")
+        params.extend(scopes)
+    if now is not None:
+        where.append("NOT (r.status = 'provisional' AND r.expires_at IS NOT NULL AND r.expires_at <= ?)")
+        params.append(now)
+    with store.lock:
+        return fetch_records(store.conn, " AND ".join(where), params, links=False)
 
 
 def latest_decisions(store: Store, lineage_ids: list[str]) -> dict[str, dict[str, Any]]:

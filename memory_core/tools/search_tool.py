@@ -2,8 +2,11 @@
 
 The session supplies the principal (agent, user) and, when rewriting is on, the current-turn
 context (the session's latest transcript turns); the model supplies only the query and options.
-The advertised ``limit`` and ``query`` bounds come from the retrieval settings (see
-:func:`search_limits`), so the schema and the handler accept the same values.
+The handler puts both into one :class:`~memory_core.retrieve.SearchRequest`, the object every layer
+below passes on (the schema's fields are a subset of its fields, by the same names). The
+advertised ``limit`` and ``query`` bounds come from the retrieval settings (see
+:func:`search_limits`) and the hint bounds from the request's own checks, so the schema and the
+handler accept the same values.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
+from ..retrieve.request import MAX_HINT_CHARS, MAX_HINTS, SearchRequest
 from ..service.session import call_origin
 from ..settings import Settings
 from .registry import register
@@ -30,7 +34,7 @@ class MemorySearchInput(ToolInput):
     types: list[RecordType] | None = Field(None, description="Only these memory types (semantic facts, episodic events, procedural how-tos).")
     time_from: Timestamp | None = Field(None, description="Only records whose event time is at or after this ISO-8601 date or time.")
     time_to: Timestamp | None = Field(None, description="Only records whose event time is at or before this ISO-8601 date or time (a date includes the whole day).")
-    entity_hints: list[text(200)] = Field(default_factory=list, max_length=20, description="Names of people, projects, orgs or repos the search is about.")
+    entity_hints: list[text(MAX_HINT_CHARS)] = Field(default_factory=list, max_length=MAX_HINTS, description="Names of people, projects, orgs or repos the search is about.")
     limit: whole_number(1, 500) | None = Field(None, description="Most results to return.")
     historical: bool = Field(False, description="Also search superseded and expired records (for questions about what used to be true).")
 
@@ -48,9 +52,6 @@ def memory_search(session: "Session", args: MemorySearchInput) -> dict:
     context = None
     if settings.rewrite_enabled:
         context = session.recent_context(settings.rewrite_context_turns, settings.rewrite_context_chars)
-    response = service.search(
-        agent_id=session.agent_id, user_id=session.user_id, query=args.query, types=args.types,
-        time_from=args.time_from, time_to=args.time_to, entity_hints=args.entity_hints, limit=args.limit,
-        historical=args.historical, context=context, session_id=session.id, origin=call_origin(),
-    )
-    return response.to_tool_result()
+    request = SearchRequest(agent_id=session.agent_id, user_id=session.user_id, context=context, session_id=session.id,
+                            origin=call_origin(), **args.model_dump())
+    return service.search(request).to_tool_result()

@@ -12,7 +12,7 @@ import pytest
 from memory_core import FixedClock, MemoryService
 from memory_core.demo import DemoBuildError, build_demo_store, demo_settings, read_demo_meta
 from memory_core.demo_seed import load_seed
-from memory_core.policy.rules import normalise_alias
+from memory_core.text import normalise_alias
 
 pytestmark = pytest.mark.model
 

@@ -9,7 +9,7 @@ import pytest
 from argon2 import PasswordHasher
 
 from memory_core.demo_seed import SeedError, load_seed
-from memory_core.ingest.evidence import fold
+from memory_core.text import quote_fold as fold
 from memory_core.policy.scopes import parse_scope
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from memory_core import FixedClock, MemoryService
 from memory_core.policy.ambient import ATTRIBUTES, CATEGORY_ORDER, category_of
 from memory_core.retrieve.ambient import HEADER
-from memory_core.retrieve.scoring import count_tokens
+from memory_core.text import count_tokens
 from memory_core.settings import default_settings
 from tests.fakes import HashingEmbedder
 

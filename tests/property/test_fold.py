@@ -1,11 +1,11 @@
-"""The full-text fold (store/pg/fulltext.py) takes a shortcut for ASCII words; it must give exactly
+"""The full-text index fold (``memory_core.text.index_fold``) takes a shortcut for ASCII words; it must give exactly
 what the general rule gives for every text, ASCII or not."""
 
 import unicodedata
 
 from hypothesis import given, strategies as st
 
-from memory_core.store.pg.fulltext import fold
+from memory_core.text import index_fold as fold
 
 
 def _by_the_rule(token: str) -> str:

@@ -7,7 +7,13 @@ import sqlite3
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory_core.retrieve.fts_query import STOP_WORDS, build_fts_query, query_mentions, query_terms
+from memory_core.store.fulltext_queries import fts_match_expression
+from memory_core.text import STOP_WORDS, query_mentions, query_terms
+
+
+def build_fts_query(text: str, max_terms: int = 16) -> str | None:
+    """The MATCH expression the lexical search's terms of ``text`` make (each a quoted phrase)."""
+    return fts_match_expression(query_terms(text, max_terms))
 
 _PHRASE = re.compile(r'^"[^"]+"$')
 

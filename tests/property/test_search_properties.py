@@ -8,14 +8,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory_core import FixedClock, MemoryService, load_settings
-from memory_core.retrieve.scoring import (
-    collapse_near_duplicates,
-    count_tokens,
-    fit_budget,
-    freshness_factor,
-    rrf_fuse,
-    truncate_to_tokens,
-)
+from memory_core.retrieve.budget import fit_budget
+from memory_core.retrieve.collapse import collapse_near_duplicates
+from memory_core.retrieve.freshness import freshness_factor
+from memory_core.retrieve.fuse import rrf_fuse
+from memory_core.text import count_tokens, truncate_to_tokens
 from memory_core.store.db import dumps
 from tests.fakes import HashingEmbedder
 

@@ -8,7 +8,8 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory_core.retrieve.scoring import collapse_near_duplicates, fit_budget
+from memory_core.retrieve.budget import fit_budget
+from memory_core.retrieve.collapse import collapse_near_duplicates
 from memory_core.store.db import dumps, dumps_compressed, loads
 
 scalars = st.one_of(

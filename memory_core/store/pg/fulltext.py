@@ -1,6 +1,6 @@
 """Full-text postings on PostgreSQL: a ``tsvector`` per record, written from Python-made tokens.
 
-The lexical generator (``retrieve/lexical.py``) needs one thing from a full-text index: for a
+The lexical generator (``retrieve/generate/lexical_score.py``) needs one thing from a full-text index: for a
 query term, the ascending list of record seqs holding it (its doclist). It then computes its own
 score from the *readable* records' postings, on both backends, so neither FTS5's ``bm25()`` nor
 PostgreSQL's ``ts_rank`` decides any ranking (docs/retrieval.md, "Lexical search on PostgreSQL").
@@ -8,39 +8,30 @@ PostgreSQL's ``ts_rank`` decides any ranking (docs/retrieval.md, "Lexical search
 Tokens are made here, not by PostgreSQL's parser, because the parser depends on the server's
 locale (under the C locale non-ASCII letters are not word characters) and recognises e-mail
 addresses, URLs and hyphenated words as single tokens where FTS5's ``unicode61`` splits them. The
-rule is unicode61's: a token is a run of letters and digits; everything else separates; letters
-are case-folded and stripped of diacritics (``remove_diacritics 2``). The tokens are stored as a
-``tsvector`` literal with positions (content, then subject words, then aliases, each column
-starting 1,000 positions after the previous one's last so a phrase never spans two columns),
-which makes a phrase term such as ``"pr 1234"`` a ``'pr' <-> '1234'`` query, as FTS5 matches it.
+rule is unicode61's and lives in :mod:`memory_core.text` (``words``, ``index_fold``): a token is a
+run of letters and digits; everything else separates; letters are case-folded and stripped of
+diacritics (``remove_diacritics 2``). The tokens are stored as a ``tsvector`` literal with
+positions (content, then subject words, then aliases, each column starting 1,000 positions after
+the previous one's last so a phrase never spans two columns), which makes a phrase term such as
+``"pr 1234"`` a ``'pr' <-> '1234'`` query, as FTS5 matches it.
 """
 
 from __future__ import annotations
 
-import re
-import unicodedata
-
 import numpy as np
 
-_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+from ...text import index_fold, words
+
 MAX_POSITION = 16_383  # tsvector positions stop here (later tokens still match, phrases may not)
 COLUMN_GAP = 1_000
 MAX_LEXEME_BYTES = 2_000  # PostgreSQL refuses lexemes from 2 KB; such a "word" is not searchable
 
 
-def fold(token: str) -> str:
-    """Case-fold and strip diacritics, as FTS5's unicode61 with ``remove_diacritics 2`` does."""
-    if token.isascii():  # the common case, and exactly the same result: no diacritics, casefold is lower
-        return token.lower()
-    decomposed = unicodedata.normalize("NFKD", token.casefold())
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-
-
 def tokens(text: str) -> list[str]:
-    """The folded tokens of ``text`` in order."""
+    """The folded tokens of ``text`` in order (``text.words``, each ``text.index_fold``-ed)."""
     out = []
-    for raw in _TOKEN.findall(text or ""):
-        token = fold(raw)
+    for raw in words(text):
+        token = index_fold(raw)
         if token and len(token.encode()) <= MAX_LEXEME_BYTES:
             out.append(token)
     return out

@@ -7,7 +7,7 @@ import pytest
 from memory_core.adapters.base import MemoryRuntime
 from memory_core.adapters.identity import Identity
 from memory_core.errors import InvalidInputError, NotFoundError, PolicyError
-from memory_core.retrieve.scoring import count_tokens
+from memory_core.text import count_tokens
 from memory_core.settings import default_settings
 
 from .helpers import from_tool, inferred, said

@@ -1,13 +1,13 @@
-"""The one gate calibrator: its decision equals the pipeline's, its sweep equals direct evaluation,
-and its pick follows the documented order (guards, false-empty, correct-empty, lowest floors)."""
+"""The one gate calibrator: it decides with the pipeline's own gate (no copy), its sweep equals direct
+evaluation, and its pick follows the documented order (guards, false-empty, correct-empty, lowest floors)."""
 
 import math
 
 import pytest
 
-from memory_core.eval.gate_calibration import FLOOR_NAMES, GateFeatures, calibrate, guard_errors, outcome, passes, recommend, sweep
-from memory_core.retrieve import gate_model
-from memory_core.retrieve.scoring import Evidence, GateFloors, gate_set
+from memory_core.eval.gate_calibration import (FLOOR_NAMES, GateFeatures, calibrate, features_from_gate, guard_errors, outcome,
+                                               passes, recommend, sweep)
+from memory_core.retrieve.gate import model as gate_model
 
 FLOORS = dict(zip(FLOOR_NAMES, (0.4, 0.6, 0.5, 0.35, 0.5)))
 GRID = {"cosine_floor": [0.3, 0.4, 0.5], "cosine_floor_unknown_name": [0.5, 0.7, math.inf], "lexical_floor": [0.5, 0.9, math.inf],
@@ -23,16 +23,17 @@ def _features():
     return answerable + off + named
 
 
-@pytest.mark.parametrize("f", _features())
-def test_the_calibrators_decision_is_the_pipelines(f):
-    floors = GateFloors(FLOORS["cosine_floor"], FLOORS["lexical_floor"], FLOORS["entity_support_cosine"],
-                        FLOORS["entity_support_lexical"], FLOORS["cosine_floor_unknown_name"])
-    names = ("Jon",) if f.entity_cosine is not None else ()
-    unknown = ("Caroline",) if f.unknown_name else ()
-    best = Evidence(f.cosine, f.lexical, (), None, unknown)
-    entity = Evidence(f.entity_cosine, None, names, f.entity_rest, unknown) if names else Evidence(None, None, (), None, unknown)
-    first, _ = gate_set([best, entity], floors)
-    assert passes(f, FLOORS) == (first is not None)
+def test_a_short_list_name_is_judged_by_the_pipelines_short_list_rule():
+    """The calibrator used to carry its own copy of the gate, without the short-list rule: a query
+    naming a rarely mentioned person passed it on the floors alone, though the pipeline emptied it."""
+    logged = {"best_cosine": 0.62, "best_lexical": 0.1, "known_names": ["Mia"], "known_names_short": True,
+              "best_rest_cosine": 0.12, "best_rest_lexical": None, "best_rest_cover_joint": 0.15}
+    f = features_from_gate("fixture#1", False, logged, "fixture")
+    shipped = FLOORS | {"name_model_floor": 0.1, "name_model_weights": [0.0] * 10}
+    assert not passes(f, shipped)  # the rest of the question finds nothing: empty, as the pipeline answers
+    supported = features_from_gate("fixture#2", True, logged | {"best_rest_cosine": 0.45}, "fixture")
+    assert passes(supported, shipped)
+    assert not f.known_name  # (the known-name model is still fitted on full-list names only)
 
 
 def test_the_unknown_name_floor_replaces_the_cosine_floor():
@@ -85,19 +86,15 @@ def test_named_questions_whose_label_is_doubted_are_left_out_of_the_verified_rat
     assert result["correct_empty_named_verified"] == pytest.approx(2 / 3) and result["questions"]["named_verified"] == 3
 
 
-def test_the_known_name_rule_is_decided_like_the_pipeline_and_swept_on_top_of_the_floors():
+def test_the_known_name_rule_is_swept_on_top_of_the_floors():
     from memory_core.eval.gate_calibration import recommend_rest, sweep_rest
-    from memory_core.retrieve.scoring import NameRest
 
     answerable = [GateFeatures(f"conv-a#{i}", True, 0.6, 0.2, 0.6, 0.1, known_name=True, rest_cosine=0.35 + i * 0.01, rest_lexical=0.2)
                   for i in range(10)]
     named = [GateFeatures(f"conv-a<-y#{i}~named", False, 0.6, 0.2, 0.6, 0.0, known_name=True, rest_cosine=0.15 + i * 0.01,
                           rest_lexical=0.1) for i in range(10)]
     rule = {**FLOORS, "name_rest_cosine": 0.3, "name_rest_lexical": 1.0}
-    floors = GateFloors(0.4, 0.5, 0.35, 0.5, 0.6, 0.3, 1.0)
-    for f in answerable + named:
-        first, _ = gate_set([Evidence(f.cosine, f.lexical, ("Jon",), f.entity_rest)], floors, NameRest(("Jon",), f.rest_cosine, f.rest_lexical))
-        assert passes(f, rule) == (first is not None)
+    assert all(passes(f, rule) for f in answerable) and not any(passes(f, rule) for f in named)
     assert passes(named[0], FLOORS)  # without the rule the name carries every named question through
     pick = recommend_rest(sweep_rest(answerable + named, [], FLOORS), max_false_empty=0.0)
     assert pick["false_empty"] == 0.0 and pick["correct_empty_named"] == 1.0
@@ -112,20 +109,6 @@ def _named_samples():
                           rest_cosine=0.2 + (i % 7) * 0.02, rest_lexical=0.05 * (i % 3), rest_both=0.25 + (i % 5) * 0.03)
              for i in range(40)]
     return answerable, named
-
-
-def test_the_known_name_model_is_decided_like_the_pipeline():
-    from memory_core.eval import name_model_fit
-    from memory_core.retrieve.scoring import NameRest
-
-    answerable, named = _named_samples()
-    weights = name_model_fit.fit(answerable + named)
-    full = {**FLOORS, "name_model_floor": 0.5, "name_model_weights": weights}
-    floors = GateFloors(0.4, 0.5, 0.35, 0.5, 0.6, name_model_floor=0.5, name_model_weights=tuple(weights))
-    for f in answerable + named:
-        rest = NameRest(("Jon",), f.rest_cosine, f.rest_lexical, both=f.rest_both, full_cosine=f.cosine, full_lexical=f.lexical)
-        first, _ = gate_set([Evidence(f.cosine, f.lexical, ("Jon",), f.entity_rest)], floors, rest)
-        assert passes(f, full) == (first is not None)
 
 
 def test_the_fitted_model_separates_and_its_floor_respects_the_false_empty_bound():

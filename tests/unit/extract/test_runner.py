@@ -3,7 +3,7 @@ import sqlite3
 import pytest
 
 from memory_core.extract.runner import ExtractionRunner
-from memory_core.ingest.evidence import fold
+from memory_core.text import quote_fold as fold
 from tests.unit.extract.helpers import ScriptedExtractor, ScriptedReviewer, ended_session, facts, records
 
 

@@ -1,6 +1,6 @@
 """Near-duplicate collapse, the token budget and the result limit."""
 
-from memory_core.retrieve.scoring import count_tokens
+from memory_core.text import count_tokens
 
 from .helpers import search, write
 

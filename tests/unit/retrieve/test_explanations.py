@@ -6,8 +6,6 @@ from dataclasses import fields
 import pytest
 
 from memory_core.retrieve import ResultExplanation
-from memory_core.retrieve.search_types import Candidate
-from memory_core.retrieve.pipeline import Pipeline, SearchContext
 from memory_core.retrieve.retriever import build_pipeline
 
 from .helpers import search, write
@@ -69,29 +67,6 @@ def test_the_response_explanation_summarises_every_decision(service, alice):
     assert x.returned == 1 and x.empty_reason is None and x.summary.startswith("1 result(s) from")
     json.dumps(response.to_dict())
     json.dumps(response.to_tool_result())
-
-
-class _Sloppy:
-    name = "sloppy"
-
-    def run(self, ctx):
-        ctx.ranking = ctx.ranking[1:]  # drops a candidate without ctx.drop
-        return ctx
-
-
-class _Seed:
-    name = "seed"
-
-    def run(self, ctx):
-        ctx.ranking = [Candidate(seq=i, record_id=f"mem_{i}", type="semantic", status="confirmed", scope="user:a",
-                                 created_at="x") for i in range(2)]
-        return ctx
-
-
-def test_a_stage_cannot_drop_a_candidate_without_a_reason(service):
-    ctx = SearchContext(request=None, settings=service.settings.retrieval, deps=None, search_id="s", now=None, at="")
-    with pytest.raises(AssertionError, match="sloppy dropped"):
-        Pipeline([_Seed(), _Sloppy()]).run(ctx)
 
 
 def test_freshness_is_on_by_default_for_recency_questions_only_and_off_at_weight_0(make_service):

@@ -3,7 +3,8 @@ match that lets results through only with support for the rest of the question."
 
 import pytest
 
-from memory_core.retrieve.scoring import Evidence, GateFloors, weak_reason
+from memory_core.retrieve.gate.reasons import weak_reason
+from memory_core.retrieve.gate.rules import Evidence, GateFloors
 
 from .helpers import search, write
 

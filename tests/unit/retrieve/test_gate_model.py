@@ -5,8 +5,10 @@ import math
 import pytest
 from hypothesis import given, strategies as st
 
-from memory_core.retrieve import gate_model
-from memory_core.retrieve.scoring import Evidence, GateFloors, NameRest, gate_set, name_rest_check
+from memory_core.retrieve.gate import model as gate_model
+from memory_core.retrieve.gate.rules import Evidence, GateFloors, NameRest
+
+from .gate_words import gate_set, name_rest_check
 
 from .helpers import search, write
 from .test_gate import _principal

@@ -4,7 +4,8 @@ import math
 
 import numpy as np
 
-from memory_core.retrieve.lexical import LexicalResult, idf, lookup_key, partial_score, unknown_names
+from memory_core.retrieve.gate.names import unknown_names
+from memory_core.retrieve.generate.lexical_score import LexicalResult, idf, lookup_key, partial_score
 
 
 def test_idf_is_positive_and_falls_as_a_term_gets_common():
@@ -40,7 +41,7 @@ def test_the_cache_key_changes_with_the_readable_set_and_the_store_state():
 
 
 def test_unheld_names_are_the_query_names_no_readable_record_holds_whatever_the_others():
-    from memory_core.retrieve.lexical import unheld_names
+    from memory_core.retrieve.gate.names import unheld_names
 
     result = LexicalResult(total=10, terms=[{"term": "disney", "documents": 0, "idf": None, "used": False, "reason": None},
                                             {"term": "sam", "documents": 4, "idf": 1.0, "used": True, "reason": None},

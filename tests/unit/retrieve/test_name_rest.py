@@ -2,8 +2,10 @@
 
 import math
 
-from memory_core.retrieve.name_strip import known_names_in_query, strip_names
-from memory_core.retrieve.scoring import Evidence, GateFloors, NameRest, gate_set, name_rest_check
+from memory_core.retrieve.gate.rules import Evidence, GateFloors, NameRest
+from memory_core.retrieve.generate.name_stripped import known_names_in_query, strip_names
+
+from .gate_words import gate_set, name_rest_check
 
 from .helpers import search, write
 from .test_gate import _principal

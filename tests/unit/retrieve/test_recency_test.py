@@ -1,8 +1,8 @@
-"""Which questions the freshness adjustment applies to (``ranking.asks_about_recency``)."""
+"""Which questions the freshness adjustment applies to (``freshness.asks_about_recency``)."""
 
 import pytest
 
-from memory_core.retrieve.ranking import PREVIOUS_RECENCY_WORDS, asks_about_recency
+from memory_core.retrieve.freshness import PREVIOUS_RECENCY_WORDS, asks_about_recency
 
 ASK_FOR_THE_NEWEST = [
     "What did we decide last about the Atlas database?",  # the issue's own example

@@ -1,7 +1,8 @@
 """Word-level support for the rest of a question that names a known entity (retrieve/rest_cover.py)."""
 
-from memory_core.retrieve import gate_model
-from memory_core.retrieve.rest_cover import key_terms, stem, text_stems
+from memory_core.retrieve.gate import model as gate_model
+from memory_core.retrieve.gate.rest_cover import key_terms
+from memory_core.text import prefix_stem as stem, prefix_stems as text_stems
 
 from .helpers import search, write
 from .test_gate import _principal

@@ -1,20 +1,15 @@
 import numpy as np
 import pytest
 
-from memory_core.retrieve.scoring import (
-    collapse_near_duplicates,
-    count_tokens,
-    fit_budget,
-    freshness_factor,
-    Evidence,
-    GateFloors,
-    gate_check,
-    gate_set,
-    rrf_fuse,
-    tied_ranks,
-    truncate_to_tokens,
-    weak_reason,
-)
+from memory_core.retrieve.budget import fit_budget
+from memory_core.retrieve.collapse import collapse_near_duplicates
+from memory_core.retrieve.freshness import freshness_factor
+from memory_core.retrieve.fuse import rrf_fuse, tied_ranks
+from memory_core.retrieve.gate.reasons import weak_reason
+from memory_core.retrieve.gate.rules import Evidence, GateFloors
+from memory_core.text import count_tokens, truncate_to_tokens
+
+from .gate_words import gate_check, gate_set
 
 
 def test_rrf_rewards_agreement_and_rank():

@@ -1,6 +1,8 @@
 """A name linking few readable records is no evidence by itself either (issue 13, design section 7)."""
 
-from memory_core.retrieve.scoring import GateFloors, NameRest, name_rest_check
+from memory_core.retrieve.gate.rules import GateFloors, NameRest
+
+from .gate_words import name_rest_check
 
 from .helpers import search, set_status, write
 from .test_gate import _principal

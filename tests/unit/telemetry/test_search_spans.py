@@ -124,9 +124,9 @@ def test_a_replayed_search_is_its_own_trace_marked_as_a_replay(traced):
 
 def test_a_search_that_fails_in_a_stage_marks_that_stage_and_the_search_failed(traced, monkeypatch):
     from memory_core.errors import StoreUnusableError
-    from memory_core.retrieve.generators import LexicalStage
+    from memory_core.retrieve.generate import LexicalStage
 
-    def broken(self, ctx):
+    def broken(self, given, rec, deps):
         raise StoreUnusableError("the postings could not be read for 'which bike'", path="x", problem="damaged")
 
     monkeypatch.setattr(LexicalStage, "run", broken)

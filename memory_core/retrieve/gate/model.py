@@ -12,7 +12,7 @@ whether the memory holds an answer. Five numbers the pipeline already has do say
 - ``cosine`` and ``lexical``: the best full-query cosine and lexical score of the set;
 - ``names_held``: 0 when the query also spells a name no readable record holds ("Which Disney movie
   did Sam mention?" asked of a memory that knows Sam but never saw the word "Disney"), else 1
-  (lexical.unheld_names: capitalised words other than the first, stop words, months and weekdays);
+  (names.unheld_names: capitalised words other than the first, stop words, months and weekdays);
 - ``rest_cover``, ``rest_cover_joint`` and ``rest_held``: how well the words of the rest of the
   question, matched by stem, are covered by one candidate, that coverage joined with the candidate's
   name-stripped cosine, and how much of them some readable record holds at all (:mod:`.rest_cover`).

@@ -28,12 +28,14 @@ from __future__ import annotations
 
 import hashlib
 import math
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .fts_query import STOP_WORDS, fts_expression
+from ...index.pg_vector import SqlFilter
+from ...store.fulltext_queries import readable_term_postings, term_doclist
+
+Readable = np.ndarray | SqlFilter  # which records the search may read: a lookup table by seq, or the filter's SQL
 
 
 SHARE_MIN_RECORDS = 20
@@ -107,19 +109,14 @@ def readable_postings(store, lut, term: str, doclists: dict | None = None, cap: 
     a term held by more readable records than the bound is left out whatever its exact count.
     """
     if _is_sql(lut):
+        doclists = {} if doclists is None else doclists
         key = (lut.key, cap, term)
-        if doclists is None or key not in doclists:
-            prefetch_postings(store, lut, [term], cap, doclists if doclists is not None else {})
-            if doclists is None:
-                return _sql_postings(store, lut, [term], cap)[term]
+        if key not in doclists:
+            prefetch_postings(store, lut, [term], cap, doclists)
         return doclists[key]
     postings = doclists.get(term) if doclists is not None else None
     if postings is None:
-        with store.lock:
-            row = store.conn.execute("SELECT group_concat(rowid) FROM records_fts WHERE records_fts MATCH ?",
-                                     (fts_expression([term]),)).fetchone()
-        # a doclist: distinct rowids, ascending
-        postings = np.fromstring(row[0], dtype=np.int64, sep=",") if row and row[0] else np.zeros(0, dtype=np.int64)
+        postings = term_doclist(store, term)  # distinct rowids, ascending
         if doclists is not None:
             doclists[term] = postings
     postings = postings[postings < len(lut)]
@@ -131,15 +128,8 @@ def prefetch_postings(store, readable, terms: list[str], cap: int | None, doclis
     """PostgreSQL: the readable postings of every term not yet in ``doclists``, in one round trip."""
     need = [term for term in dict.fromkeys(terms) if (readable.key, cap, term) not in doclists]
     if need:
-        for term, postings in _sql_postings(store, readable, need, cap).items():
+        for term, postings in readable_term_postings(store, readable, need, cap).items():
             doclists[(readable.key, cap, term)] = postings
-
-
-def _sql_postings(store, readable, terms: list[str], cap: int | None) -> dict[str, np.ndarray]:
-    from ..store.pg.fulltext import readable_doclists
-
-    with store.lock:
-        return readable_doclists(store.conn, terms, readable.where, readable.params, cap)
 
 
 def lexical_search(store, lut: np.ndarray, terms: list[str], k: int, max_share: float, max_postings: int,
@@ -190,7 +180,6 @@ def lexical_search(store, lut: np.ndarray, terms: list[str], k: int, max_share: 
     if not holding or denominator <= 0:
         return result
     seqs = np.concatenate([postings for _, _, postings in holding])
-    weights = np.concatenate([np.full(postings.size, weight) for _, weight, postings in holding])
     unique, inverse = np.unique(seqs, return_inverse=True)
     # sums in a fixed order (the query's term order), so equal inputs give equal floats
     scores = np.zeros(unique.size)
@@ -226,52 +215,3 @@ def partial_score(result: LexicalResult, matched: tuple[str, ...], leave_out: se
     if denominator <= 0:
         return None
     return result.weight([t for t in matched if t in rest]) / denominator
-
-
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
-# Capitalised words that name a time, not a thing a record would mention by that word.
-_CALENDAR = frozenset(
-    "january february march april may june july august september october november december "
-    "monday tuesday wednesday thursday friday saturday sunday".split()
-)
-
-
-def unknown_names(query: str, result: LexicalResult | None) -> list[str]:
-    """The query's names when none of them is held by a readable record; else ``[]``.
-
-    A name is a capitalised word that is not the query's first word, a stop word, or a month or
-    weekday. "What did Caroline research?" asked of a memory in which no record mentions Caroline
-    is about someone this memory has never seen; the gate then asks more of the cosine signal,
-    which a question's phrasing alone can lift. When any name of the query is held ("where does
-    the user live, Porto or Lisbon?"), the query is partly about known things and nothing changes.
-    Words left out of lexical search as too common count as held.
-    """
-    if result is None:
-        return []
-    held = {t["term"]: t["documents"] for t in result.terms}
-    names = query_names(query)
-    if not names or any(held.get(word.casefold()) != 0 for word in names):
-        return []
-    return names
-
-
-def query_names(query: str) -> list[str]:
-    """Capitalised words of the query other than its first word, stop words, months and weekdays."""
-    names: list[str] = []
-    for position, chunk in enumerate(query.split()):
-        if position == 0:
-            continue
-        for word in _WORD.findall(chunk):
-            key = word.casefold()
-            if word[0].isupper() and key not in STOP_WORDS and key not in _CALENDAR and word not in names:
-                names.append(word)
-    return names
-
-
-def unheld_names(query: str, result: LexicalResult | None) -> list[str]:
-    """The query's names that no readable record holds, whatever the others ("Which Disney movie did
-    Sam mention?" asked of a memory that knows Sam but never saw "Disney": ``["Disney"]``)."""
-    if result is None:
-        return []
-    held = {t["term"]: t["documents"] for t in result.terms}
-    return [word for word in query_names(query) if held.get(word.casefold()) == 0]

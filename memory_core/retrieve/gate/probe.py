@@ -1,0 +1,125 @@
+"""The lifecycle probe: on an empty answer, would superseded or expired records have passed?
+
+It reruns the generators with the historical statuses (dense only over the rows the wider filter
+adds; lexical from the doclists the lexical stage already read, so the full-text index is not
+asked again) and counts the records they find that are strong gate evidence but were excluded by
+lifecycle alone. The empty reason then says so ("all 2 candidates filtered as superseded ...;
+historical search includes them").
+"""
+
+from __future__ import annotations
+
+from ...text import query_terms
+from ..filters import index_mask
+from ..generate.candidates import COSINE_DIGITS
+from ..generate.dense import dense_candidates
+from ..generate.entity import entity_candidates
+from ..generate.lexical import lexical_candidates
+from ..generate.lexical_score import LexicalResult, partial_score, readable_lookup
+from ..generate.name_stripped import RestQuery, full_entity_names, rest_query
+from ..search_types import Candidate
+from ..services import SearchServices
+from . import model
+from .handoffs import GateInputs
+from .names import evidence_of, short_list_names
+from .rest_cover import rest_cover
+from .rules import GateFloors, NameRest, candidate_strong, rest_supported
+
+HISTORICAL = ("provisional", "confirmed", "superseded", "expired")
+
+
+def _historical_candidates(deps: SearchServices, given: GateInputs) -> tuple[dict[int, Candidate], LexicalResult | None]:
+    """What the generators find under the wider (historical) filter, merged by record."""
+    s = given.settings
+    flt = given.filter.with_statuses(HISTORICAL, include_lapsed=True)
+    found: dict[int, Candidate] = {}
+    mask = index_mask(deps.index, flt, [])
+    if given.query_vector is not None:
+        # Only rows the wider filter adds (superseded, expired, lapsed): usually few, so this is a
+        # small gathered product, not a second scan of the whole matrix.
+        if hasattr(mask, "without"):  # PostgreSQL: the same difference, as SQL
+            dense_mask = mask.without(given.mask) if given.mask is not None else mask
+        else:
+            dense_mask = mask.copy()
+            if given.mask is not None and given.mask.shape == dense_mask.shape:
+                dense_mask &= ~given.mask
+        for cand in dense_candidates(deps.store, deps.index, flt, dense_mask, given.query_vector, s.candidates_per_generator)[0]:
+            found[cand.seq] = cand
+    terms = query_terms(given.query, s.lexical_max_terms)
+    lexical = None
+    if terms:
+        cands, lexical = lexical_candidates(deps.store, flt, readable_lookup(deps.index, mask), terms, s.candidates_per_generator,
+                                            s.lexical_max_df_share, s.lexical_max_postings, doclists=given.doclists)
+        for cand in cands:
+            kept = found.setdefault(cand.seq, cand)
+            kept.lexical, kept.lexical_terms = cand.lexical, cand.lexical_terms
+    for cand in entity_candidates(deps.store, flt, given.entities, s.candidates_per_generator):
+        found.setdefault(cand.seq, cand).entities = cand.entities
+    if given.query_vector is not None:
+        sims = deps.index.similarity(given.query_vector, [seq for seq, c in found.items() if c.cosine is None])
+        for seq, value in sims.items():
+            found[seq].cosine = round(float(value), COSINE_DIGITS)
+    return found, lexical
+
+
+def lifecycle_probe(deps: SearchServices, given: GateInputs, floors: GateFloors, unknown: tuple[str, ...], in_query: set[str],
+                    summary: dict, known: RestQuery | None) -> dict:
+    """Counts of the superseded and expired records that would have passed, and their ids."""
+    found, lexical = _historical_candidates(deps, given)
+    passing = []
+    for cand in found.values():
+        lapsed = cand.status == "provisional" and cand.seq not in given.pool
+        kind = "expired" if (cand.status == "expired" or lapsed) else cand.status
+        if kind in ("superseded", "expired") and candidate_strong(evidence_of(lexical, cand, in_query, unknown), floors):
+            passing.append((kind, cand))
+    # a question the known-name check refused: older records count only if they support the rest of it
+    if passing and not probe_rest_supported(deps, given, lexical, [c for _, c in passing], floors, in_query, summary, known):
+        passing = []
+    counts = {"superseded": 0, "expired": 0, "passing": 0, "ids": []}
+    for kind, cand in passing:
+        counts[kind] += 1
+        counts["passing"] += 1
+        counts["ids"].append(cand.record_id)
+    return counts
+
+
+def probe_rest_supported(deps: SearchServices, given: GateInputs, lexical: LexicalResult | None, cands: list[Candidate],
+                         floors: GateFloors, in_query: set[str], summary: dict, known: RestQuery | None) -> bool:
+    """When the known-name check judged the question, would these older records have passed it
+    too? True when the check did not judge it."""
+    names = summary.get("known_names") or []
+    short = bool(summary.get("known_names_short"))
+    if not names and not full_entity_names(given.settings, given.query, given.entities, given.generated.get("entity", [])):
+        names, short = short_list_names(given), True  # the gate refused before judging names: a short list still needs the rest
+    if not names or not (floors.name_rule_on or short):
+        return True
+    rest = rest_query(deps, given.settings, given.query, given.entities, given.query_vector, names, [c.seq for c in cands], known)
+    lexicals = [partial_score(lexical, c.lexical_terms, in_query) for c in cands if c.lexical_terms and lexical is not None]
+    pairs = [(rest.cosines[c.seq], c.lexical) for c in cands if c.seq in rest.cosines]
+    words = (rest_cover(deps, lexical, given.readable, given.mask, in_query, cands, rest.cosines)
+             if floors.name_model_floor > -1.0 or short else None)
+    support = NameRest(tuple(names), max((v for v, _ in pairs), default=None), max((v for v in lexicals if v is not None), default=None),
+                       bare=rest.text is None,
+                       both=max((model.rest_both(v, lex) for v, lex in pairs), default=None),
+                       full_cosine=max((c.cosine for c in cands if c.cosine is not None), default=None),
+                       full_lexical=max((c.lexical for c in cands if c.lexical is not None), default=None),
+                       unheld=tuple(summary.get("unheld_names") or ()),
+                       cover=words.cover if words else None, cover_joint=words.joint if words else None,
+                       held=words.held if words else None, short=short)
+    return rest_supported(support, floors)
+
+
+def empty_reason(deps: SearchServices, given: GateInputs, floors: GateFloors, reason: str, unknown: tuple[str, ...],
+                 in_query: set[str], summary: dict, known: RestQuery | None) -> str:
+    """Why the search ends empty: the gate's reason, or that nothing passes the hard filter, or that
+    only older records (superseded, expired) would have answered (the probe's counts go into ``summary``)."""
+    if summary["candidates"] == 0:
+        reason = f"no record in the readable scopes passes the hard filter ({given.filter.describe()})"
+    if not given.request.historical:
+        probe = lifecycle_probe(deps, given, floors, unknown, in_query, summary, known)
+        summary["lifecycle_probe"] = probe
+        if probe["passing"]:
+            kinds = [k for k in ("superseded", "expired") if probe[k]]
+            detail = ", ".join(f"{probe[k]} {k}" for k in kinds)
+            reason = f"all {probe['passing']} candidates filtered as {' or '.join(kinds)} ({detail}); historical search includes them"
+    return reason

@@ -1,0 +1,132 @@
+"""The search request: the one place a search's parameters are written out, and how they are checked.
+
+The memory_search tool handler builds a :class:`SearchRequest` from the model's arguments and the
+session, and everything below it passes that object on: ``MemoryService.search``,
+``Retriever.search`` and ``Retriever.search_batch`` take it (or its fields as keywords, which
+build one), :meth:`SearchRequest.checked` validates and normalises it against the retrieval
+settings in force, and the search log stores its ``to_dict``. A parameter added here reaches every
+entry point; the tool schema (``tools/search_tool.py``) lists which of them a model may set.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, fields, replace
+from datetime import datetime
+from typing import Any
+
+from ..clock import end_of_day, format_ts, parse_ts
+from ..errors import InvalidInputError
+from ..inputs import check_texts
+from ..policy.scopes import validate_id
+from ..settings import RetrievalSettings
+from ..store.records import RECORD_TYPES
+
+# Who made a search (search_log.origin): the model's own memory_search call, the adapter host's
+# search in auto/hybrid, a person in the admin app (explorer, replay), or an evaluation harness.
+SEARCH_ORIGINS = ("model", "host", "admin", "eval")
+MAX_HINTS = 20  # entity hints per search
+MAX_HINT_CHARS = 200  # characters per entity hint
+_DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+@dataclass
+class SearchRequest:
+    """One search: who searches, for what, and how.
+
+    As built by a caller the values may be loose (a ``datetime`` or a bare date for the time
+    window, ``None`` for the limit or the hints); :meth:`checked` gives the normalised request the
+    pipeline runs and the log keeps (ISO timestamps, a whole limit, stripped hints, the context cut
+    to ``rewrite_context_chars``).
+    """
+
+    agent_id: str
+    user_id: str
+    query: str
+    types: list[str] | None = None  # drawn from "semantic", "episodic", "procedural"; None: all
+    time_from: str | datetime | None = None  # keep records whose event time is at or after this
+    time_to: str | datetime | None = None  # ... at or before this; a bare date means the end of that day
+    entity_hints: list[str] | None = None  # names (or ent_... ids) the caller knows the search is about
+    limit: int | None = None  # None: retrieval.default_limit; at most retrieval.max_limit
+    historical: bool = False  # also superseded and expired records
+    context: str | None = None  # current-turn conversation text for the optional rewriter
+    rewrite: bool | None = None  # None follows retrieval.rewrite_enabled
+    rerank: bool | None = None  # None follows retrieval.reranker_enabled
+    session_id: str | None = None  # recorded in the search log
+    replay_of: str | None = None  # the logged search this one replays
+    origin: str | None = None  # who searched (SEARCH_ORIGINS); never part of the model's tool schema
+
+    def checked(self, settings: RetrievalSettings) -> "SearchRequest":
+        """This request validated and normalised against ``settings``; raises InvalidInputError
+        naming the bad field and changes nothing."""
+        return check_request(self, settings)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out["types"] = list(self.types) if self.types else self.types
+        out["entity_hints"] = list(self.entity_hints or [])
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "SearchRequest":
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+def check_origin(origin: Any) -> str | None:
+    """``origin`` if it is None or one of SEARCH_ORIGINS, else InvalidInputError naming them."""
+    if origin is not None and origin not in SEARCH_ORIGINS:
+        raise InvalidInputError(f"origin must be one of {', '.join(SEARCH_ORIGINS)}; got {str(origin)[:40]!r}", field="origin")
+    return origin
+
+
+def _timestamp(value: Any, name: str, at_end_of_day: bool) -> str | None:
+    if value is None:
+        return None
+    try:
+        parsed = parse_ts(value)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"{name} is not an ISO-8601 date or time within the years 1-9999: {str(value)[:80]!r}", field=name) from exc
+    if at_end_of_day and isinstance(value, str) and _DATE_ONLY.match(value.strip()):
+        parsed = end_of_day(parsed)  # not "+1 day": 9999-12-31 has no next day
+    return format_ts(parsed)
+
+
+def check_request(request: SearchRequest, settings: RetrievalSettings) -> SearchRequest:
+    """See :meth:`SearchRequest.checked`."""
+    validate_id(request.agent_id, "agent_id")
+    validate_id(request.user_id, "user_id")
+    if request.session_id is not None:
+        validate_id(request.session_id, "session_id")
+    check_origin(request.origin)
+    query = request.query
+    check_texts({"query": query, "entity_hints": request.entity_hints, "context": request.context})
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInputError("query must be a non-empty string", field="query")
+    if len(query) > settings.max_query_chars:
+        raise InvalidInputError(f"query is {len(query)} characters; the limit is {settings.max_query_chars}", field="query")
+    types = request.types
+    if types is not None:
+        if isinstance(types, str) or not all(t in RECORD_TYPES for t in types):
+            raise InvalidInputError(f"types must be a list drawn from {', '.join(RECORD_TYPES)}", field="types")
+        types = [t for t in RECORD_TYPES if t in types] or None
+    time_from = _timestamp(request.time_from, "time_from", at_end_of_day=False)
+    time_to = _timestamp(request.time_to, "time_to", at_end_of_day=True)
+    if time_from and time_to and time_from > time_to:
+        raise InvalidInputError("time_from is after time_to", field="time_from")
+    hints = list(request.entity_hints or [])
+    if len(hints) > MAX_HINTS or not all(isinstance(h, str) and h.strip() and len(h) <= MAX_HINT_CHARS for h in hints):
+        raise InvalidInputError(f"entity_hints must be at most {MAX_HINTS} non-empty names of up to {MAX_HINT_CHARS} characters",
+                                field="entity_hints")
+    limit = request.limit
+    if limit is None:
+        limit = min(settings.default_limit, settings.max_limit)
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= settings.max_limit:
+        raise InvalidInputError(f"limit must be an integer from 1 to {settings.max_limit}", field="limit")
+    context = request.context
+    if context is not None:
+        if not isinstance(context, str):
+            raise InvalidInputError("context must be a string", field="context")
+        context = context[-settings.rewrite_context_chars:] if settings.rewrite_context_chars else ""
+    return replace(request, types=types, time_from=time_from, time_to=time_to, entity_hints=[h.strip() for h in hints],
+                   limit=limit, historical=bool(request.historical), context=context)
