@@ -316,17 +316,16 @@ class ExtractionRunner:
                     request = item.request
                     if request is None:
                         continue
-                    conn.execute("SAVEPOINT extraction_candidate")
+                    mark = deps.store.savepoint(conn, "extraction_candidate")
                     try:
                         outcome = deps.write(request, access)
                     except MemoryCoreError as exc:
-                        conn.execute("ROLLBACK TO extraction_candidate")
-                        conn.execute("RELEASE extraction_candidate")
+                        deps.store.rollback_to(conn, "extraction_candidate", mark)
                         rolled_back = True
                         item.outcome = "rejected_write"
                         item.detail["write_error"] = exc.to_dict()
                         continue
-                    conn.execute("RELEASE extraction_candidate")
+                    deps.store.release(conn, "extraction_candidate")
                     item.outcome, item.record_id = outcome.outcome, outcome.record.id
                     item.detail["write"] = {**outcome.to_tool_result(), "stages": outcome.stages, "ms": outcome.total_ms}
                     for name, ms in outcome.stages.items():

@@ -179,7 +179,7 @@ def _write_batch(ingestor, chunk, total: int, dry_run: bool, progress) -> list[B
 
 def _write_one(view, conn, ctx: WriteContext, timer: StageTimer, stages) -> MemoryCoreError | None:
     """The in-transaction stages of one request under a savepoint; a refusal undoes only them."""
-    conn.execute("SAVEPOINT batch_item")
+    mark = view.store.savepoint(conn, "batch_item")
     ctx.conn = conn
     try:
         if ctx.req.imported is not None and ctx.req.imported.prepare is not None:
@@ -190,14 +190,13 @@ def _write_one(view, conn, ctx: WriteContext, timer: StageTimer, stages) -> Memo
         outcome.stages, outcome.total_ms = dict(timer.stages), timer.total_ms()
         view._log(conn, ctx, timer)
     except MemoryCoreError as exc:
-        conn.execute("ROLLBACK TO SAVEPOINT batch_item")
-        conn.execute("RELEASE SAVEPOINT batch_item")
+        view.store.rollback_to(conn, "batch_item", mark)
         ctx.conn = None
         return exc
     except BaseException:
         ctx.conn = None
         raise
-    conn.execute("RELEASE SAVEPOINT batch_item")
+    view.store.release(conn, "batch_item")
     ctx.conn = None
     record = ctx.outcome.record
     if ctx.outcome.outcome == "created" and record.seq is not None:

@@ -8,6 +8,7 @@ SQLite's write lock up front (``BEGIN IMMEDIATE``) so a multi-statement write is
 from __future__ import annotations
 
 import json
+import re
 import zlib
 import sqlite3
 import threading
@@ -22,6 +23,7 @@ from .migrations import migrate
 from .opening import (BUSY_TIMEOUT_MS, check_wal, close_quietly, connect, damage_guard, pending_migrations, store_file,
                       forget_probe, store_migrations, unattended_wal)
 
+_SAVEPOINT_NAME = re.compile(r"[a-z_][a-z0-9_]*")
 T = TypeVar("T")
 
 
@@ -327,6 +329,26 @@ class Store:
         return int(value) if value is not None else 0
 
     # -- logs ------------------------------------------------------------------------------
+
+    # -- savepoints: part of a transaction undone, the rest kept ---------------------------------
+
+    def savepoint(self, conn: sqlite3.Connection, name: str) -> Any:
+        """``SAVEPOINT name`` inside the current transaction; returns the mark :meth:`rollback_to`
+        needs. Use exactly one of :meth:`release` or :meth:`rollback_to` afterwards."""
+        if not _SAVEPOINT_NAME.fullmatch(name):
+            raise ValueError(f"not a savepoint name: {name!r}")
+        conn.execute(f"SAVEPOINT {name}")
+        return None
+
+    def release(self, conn: sqlite3.Connection, name: str) -> None:
+        """Keep what was written since :meth:`savepoint`."""
+        conn.execute(f"RELEASE {name}")
+
+    def rollback_to(self, conn: sqlite3.Connection, name: str, mark: Any) -> None:
+        """Undo what was written since :meth:`savepoint` (``mark`` is what it returned); the
+        transaction goes on."""
+        conn.execute(f"ROLLBACK TO {name}")
+        conn.execute(f"RELEASE {name}")
 
     def append_event(
         self,

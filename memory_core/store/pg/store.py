@@ -23,6 +23,7 @@ import threading
 import time
 from collections.abc import Iterable
 from contextlib import contextmanager
+from typing import Any
 from datetime import datetime, timezone
 
 import psycopg
@@ -148,6 +149,18 @@ class PgStore(Store):
     def covers(self, scopes: Iterable[str]) -> bool:
         """Inside a transaction: whether it holds the locks of ``scopes``."""
         return self._depth > 0 and covers(self._held, scopes)
+
+    def savepoint(self, conn: PgConnection, name: str) -> Any:  # type: ignore[override]
+        """As :meth:`Store.savepoint`; the mark is how many feed and event rows were queued then, so
+        :meth:`rollback_to` also drops the ones queued since (they are sent only with COMMIT)."""
+        super().savepoint(conn, name)
+        return (len(self._changes), len(self._deferred))
+
+    def rollback_to(self, conn: PgConnection, name: str, mark: Any) -> None:  # type: ignore[override]
+        super().rollback_to(conn, name, mark)
+        changes, deferred = mark
+        del self._changes[changes:]
+        del self._deferred[deferred:]
 
     def bump(self, conn: PgConnection, record_seq: int, op: str = "upsert") -> int:  # type: ignore[override]
         """Queue a change of ``record_seq`` for the index feed; it is written with the COMMIT (see

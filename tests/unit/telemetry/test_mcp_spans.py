@@ -8,6 +8,8 @@ means the global one) and nest under it.
 
 from __future__ import annotations
 
+import threading
+
 import anyio
 from opentelemetry import trace
 
@@ -36,11 +38,25 @@ def test_mcp_tool_calls_are_spans_in_the_hosts_trace_down_to_each_stage(global_p
                 seen["search"] = await client.call_tool("memory_search", {"query": "which bike does the user ride"})
                 seen["refused"] = await client.call_tool("memory_get", {"record_id": "mem_0000000000000000"})
 
+    # On a thread of its own: earlier tests in the same run (the browser tests' session-long
+    # Playwright) leave an event loop running on the main thread, where anyio.run refuses to start.
+    failures: list[BaseException] = []
+
+    def drive() -> None:
+        try:
+            anyio.run(conversation)
+        except BaseException as exc:  # handed to the test's thread below
+            failures.append(exc)
+
     try:
-        anyio.run(conversation)
+        runner = threading.Thread(target=drive, name="mcp-conversation")
+        runner.start()
+        runner.join()
     finally:
         memory.end()
         service.close()
+    if failures:
+        raise failures[0]
 
     assert not seen["write"].is_error and seen["refused"].is_error
     spans = exporter.get_finished_spans()
