@@ -21,10 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -71,22 +68,13 @@ def probe(store: str, searches: int, queries_file: str) -> None:
 
 
 def run_tree(tree: Path, store: Path, searches: int, queries: list[str]) -> dict:
+    from .tree_probe import copy_store, run_probe  # (the parent only: a probe runs this file alone)
+
     with tempfile.TemporaryDirectory() as tmp:
-        copy = Path(tmp) / "store.sqlite"
-        shutil.copy(store, copy)
-        for suffix in (".ivf", ".vectors"):  # the side files, so neither tree rebuilds one at open
-            if Path(f"{store}{suffix}").exists():
-                shutil.copy(f"{store}{suffix}", f"{copy}{suffix}")
+        copy = copy_store(store, Path(tmp), side_files=True)
         queries_file = Path(tmp) / "queries.json"
         queries_file.write_text(json.dumps(queries))
-        env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
-        env.update({"PYTHONPATH": str(tree), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-                    "MEMORY_EMBEDDER__TORCH_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"})
-        done = subprocess.run([sys.executable, str(Path(__file__)), "--probe", str(copy), str(searches), str(queries_file)],
-                              capture_output=True, text=True, env=env, cwd=tmp)
-    if done.returncode != 0:
-        raise RuntimeError(f"probe of {tree} failed:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+        return run_probe(__file__, tree, [str(copy), str(searches), str(queries_file)], Path(tmp))
 
 
 def main() -> None:

@@ -18,10 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -99,20 +96,13 @@ def ensure_store(size: int) -> Path:
 def run_tree(tree: Path, store: Path, searches: int, writes: int) -> dict:
     from . import search_corpus
 
+    from .tree_probe import copy_store, run_probe  # (the parent only: a probe runs this file alone)
+
     with tempfile.TemporaryDirectory() as tmp:
-        copy = Path(tmp) / "store.sqlite"
-        shutil.copy(store, copy)
+        copy = copy_store(store, Path(tmp), side_files=False)
         queries = Path(tmp) / "queries.json"
         queries.write_text(json.dumps(search_corpus.queries(60)))
-        env = {**os.environ, "PYTHONPATH": str(tree), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-        env = {k: v for k, v in env.items() if not k.startswith("MEMORY_")}
-        # One thread each, as benchmarks/README.md recommends on a small shared machine.
-        env.update({"MEMORY_EMBEDDER__TORCH_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"})
-        done = subprocess.run([sys.executable, str(Path(__file__)), "--probe", str(copy), str(searches), str(writes), str(queries)],
-                              capture_output=True, text=True, env=env, cwd=tmp)
-    if done.returncode != 0:
-        raise RuntimeError(f"probe of {tree} failed:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+        return run_probe(__file__, tree, [str(copy), str(searches), str(writes), str(queries)], Path(tmp))
 
 
 def main() -> None:
