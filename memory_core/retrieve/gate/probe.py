@@ -114,7 +114,7 @@ def empty_reason(deps: SearchServices, given: GateInputs, floors: GateFloors, re
     """Why the search ends empty: the gate's reason, or that nothing passes the hard filter, or that
     only older records (superseded, expired) would have answered (the probe's counts go into ``summary``)."""
     flt = given.filter
-    if flt.as_of:  # the as-of set already holds every version live (or valid) then: no lifecycle probe
+    if flt is not None and flt.as_of:  # the as-of set already holds every version live (or valid) then: no lifecycle probe
         if summary["candidates"] == 0:
             held = "live" if flt.as_of_mode == "memory" else "valid"
             if not flt.as_of_seqs:

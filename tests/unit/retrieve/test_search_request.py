@@ -29,7 +29,17 @@ def test_every_option_a_model_gives_reaches_the_logged_request(service, alice):
     assert logged == {"agent_id": "assistant", "user_id": "alice", "query": options["query"], "types": ["episodic"],
                       "time_from": "2026-02-01T00:00:00.000000Z", "time_to": "2026-03-04T23:59:59.999999Z",
                       "entity_hints": ["Priya"], "limit": 3, "historical": True, "context": None, "rewrite": None, "rerank": None,
-                      "session_id": alice.id, "replay_of": None, "origin": "model"}
+                      "session_id": alice.id, "replay_of": None, "origin": "model", "as_of": None, "as_of_mode": None}
+
+
+def test_the_as_of_options_reach_the_logged_request(service, alice):
+    write(alice, "The user drinks green tea.", attribute="drink")
+    reply = alice.call_tool("memory_search", {"query": "what does the user drink?", "as_of": "2026-03-05T11:00:00+01:00",
+                                              "as_of_mode": "world"})
+    assert reply["ok"], reply
+    logged = json.loads(service.store.scalar("SELECT request FROM search_log WHERE id = ?", (reply["search_id"],)))["request"]
+    assert (logged["as_of"], logged["as_of_mode"]) == ("2026-03-05T10:00:00.000000Z", "world")
+    assert reply["explanation"]["as_of"] == {"at": "2026-03-05T10:00:00.000000Z", "mode": "world"}
 
 
 def test_a_request_or_its_fields_search_alike(service, alice):
