@@ -208,3 +208,14 @@ def test_every_demo_account_lands_on_a_page_its_role_may_open(plain_server, page
     assert eventually(page, lambda: page.url.rstrip("/").endswith(specs[0][3]))
     assert not [a for a in alerts(page) if "cannot open" in a]
     sign_out(page)
+
+
+def test_a_user_following_a_staff_link_lands_on_her_own_page_and_is_told_why(plain_server, page):
+    base, _ = plain_server
+    goto(page, base, "overview")
+    expect(page.get_by_text("if your role may open it", exact=False)).to_be_visible()
+    sign_in(page, "alice", "alice-demo-2026")
+    expect(page.get_by_role("heading", name="My memory").first).to_be_visible()
+    expect(page.get_by_text("Your role (user) cannot open Overview.")).to_be_visible()
+    assert "Overview" not in page.locator('[data-testid="stSidebarNav"]').inner_text()
+    sign_out(page)
