@@ -182,6 +182,11 @@ def write_done(scope: Scope | NoScope, req: Any, outcome: Any) -> None:
         scope.set_content("gen_ai.memory.records", lambda: write_records(req))
 
 
+def write_refused(scope: Scope | NoScope, error: BaseException, stage: str | None) -> None:
+    """Mark a refused write's span with the error's code and the stage that refused it."""
+    scope.fail(error, stage)
+
+
 def write_outcome(outcome: Any) -> dict[str, Any]:
     """A finished write: what happened to which record, and each write stage's time."""
     record = outcome.record

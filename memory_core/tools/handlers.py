@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..clock import parse_ts
-from ..errors import InvalidInputError, NotFoundError, PermissionDeniedError
+from ..errors import InvalidInputError, LoggedRefusal, MemoryCoreError, NotFoundError, PermissionDeniedError
 from ..ingest.writer import WriteRequest
 from ..settings import Settings
 from ..store.records import Record, restrict_links
@@ -57,7 +57,10 @@ def memory_write(session: "Session", args: MemoryWriteInput) -> dict:
         valid_until=parse_ts(args.valid_until), review_at=parse_ts(args.review_at),
         procedure=args.procedure.model_dump() if args.procedure is not None else None,
     )
-    outcome = session.service.write(request, session.access())
+    try:
+        outcome = session.service.write(request, session.access())
+    except MemoryCoreError as exc:  # the write path wrote its log row
+        raise LoggedRefusal(exc) from None
     return outcome.to_tool_result()
 
 
@@ -99,9 +102,12 @@ def memory_revise(session: "Session", args: MemoryReviseInput) -> dict:
                 "observations": updated.observations, "expires_at": updated.expires_at}
     if not args.content:
         raise InvalidInputError("update needs the corrected content", field="content")
-    outcome = service.revise(session, record, content=args.content, source_kind=args.source_kind, evidence=args.evidence,
-                             valid_from=parse_ts(args.valid_from), valid_until=parse_ts(args.valid_until),
-                             review_at=parse_ts(args.review_at), reason=args.reason, actor=actor)
+    try:
+        outcome = service.revise(session, record, content=args.content, source_kind=args.source_kind, evidence=args.evidence,
+                                 valid_from=parse_ts(args.valid_from), valid_until=parse_ts(args.valid_until),
+                                 review_at=parse_ts(args.review_at), reason=args.reason, actor=actor)
+    except MemoryCoreError as exc:  # the write path wrote its log row
+        raise LoggedRefusal(exc) from None
     return outcome.to_tool_result()
 
 
