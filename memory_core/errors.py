@@ -27,15 +27,6 @@ class MemoryCoreError(Exception):
         return out
 
 
-class LoggedRefusal(Exception):
-    """A refusal the write path has already written to the write log; ``error`` is what the caller
-    reports. Tool handlers raise it around a write so the tool layer does not log the refusal twice."""
-
-    def __init__(self, error: MemoryCoreError) -> None:
-        super().__init__(error.message)
-        self.error = error
-
-
 class InvalidInputError(MemoryCoreError):
     """A tool argument or API argument is malformed."""
 

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ValidationError
 
-from ..errors import InvalidInputError, LoggedRefusal, MemoryCoreError, UnknownToolError
+from ..errors import InvalidInputError, MemoryCoreError, UnknownToolError
 from ..inputs import check_texts
 from ..settings import Settings
 
@@ -134,8 +134,6 @@ def call_tool(session: ToolSession, name: Any, arguments: Any) -> dict[str, Any]
                 "invalid arguments: " + "; ".join(f"{p['field']}: {p['problem']}" for p in problems[:5]), problems=problems
             ) from None
         return tool.handler(session, parsed)
-    except LoggedRefusal as refusal:  # the write path logged it already: report it, never log it twice
-        return error_result(refusal.error)
     except MemoryCoreError as exc:
         _report_refusal(session, name, arguments, exc)
         return error_result(exc)
