@@ -83,16 +83,20 @@ class Ingestor:
 
     def attempt(self, req: WriteRequest, access: ScopeAccess) -> WriteOutcome | WriteRefusal:
         """:meth:`write`, with a refusal returned (already in the write log) instead of raised."""
+        timer = StageTimer()
         with spans.write(self.telemetry, req) as span:
-            result = self._write(req, access)
+            try:
+                result = self._write(req, access, timer)
+            except Exception:  # a bug, not a refusal: it propagates, and the span names the stage it came from
+                spans.stage_failed(span, timer.failed)
+                raise
             if isinstance(result, WriteRefusal):
                 spans.write_refused(span, result.error, result.stage)
             else:
                 spans.write_done(span, req, result)
         return result
 
-    def _write(self, req: WriteRequest, access: ScopeAccess) -> WriteOutcome | WriteRefusal:
-        timer = StageTimer()
+    def _write(self, req: WriteRequest, access: ScopeAccess, timer: StageTimer) -> WriteOutcome | WriteRefusal:
         ctx = WriteContext(req=req, access=access, now=self.clock.now(), ingestor=self, source_kind=req.source_kind)
         try:
             run_stages(BEFORE, ctx, timer)
