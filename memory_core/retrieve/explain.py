@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from ..policy.grants import ScopeAccess
 from ..settings import RetrievalSettings
-from .filters import HardFilter
+from .filters import FilterOutcome, HardFilter
 from .generate.candidates import GENERATORS
 from .recorder import StageRecorder
 from .request import SearchRequest
@@ -65,6 +65,7 @@ class ExplainStage:
         rewrite_status: str
         access: ScopeAccess
         filter: HardFilter | None = None
+        filter_outcome: FilterOutcome | None = None
         pool: dict[int, Candidate] = field(default_factory=dict)
         generated: dict[str, list[int]] = field(default_factory=dict)
         gate: dict = field(default_factory=dict)
@@ -112,7 +113,8 @@ def explain_response(given: ExplainStage.Inputs, results: list[Candidate]) -> Re
     return ResponseExplanation(
         raw_query=given.request.query, rewritten_query=given.rewritten_query, rewrite_status=given.rewrite_status,
         scopes=dict(given.access.readable),
-        filter=given.filter.to_dict() if given.filter is not None else {},
+        filter={**(given.filter.to_dict() if given.filter is not None else {}),
+                **(given.filter_outcome.to_dict() if given.filter_outcome is not None else {})},
         candidates={**{g: len(given.generated.get(g, [])) for g in GENERATORS}, "fused": len(given.pool)},
         gate=dict(given.gate),
         collapsed=len(collapse.dropped) if collapse is not None else 0,

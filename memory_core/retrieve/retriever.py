@@ -35,7 +35,7 @@ from ..telemetry import NO_TELEMETRY, Telemetry
 from .budget import BudgetStage
 from .collapse import CollapseStage
 from .explain import ExplainStage
-from .filters import HardFilterStage, ScopeStage
+from .filters import HardFilterStage, ScopeStage, TimeWindowStage
 from .freshness import FreshnessStage
 from .fuse import FusionStage
 from .gate import GateStage
@@ -57,7 +57,7 @@ BATCH_EMBED = 64  # query texts per embedder call in a batch search
 def default_stages() -> list[Stage]:
     """The stages in the design's order: the map of the search pipeline."""
     return [
-        RewriteStage(), ScopeStage(), HardFilterStage(), QueryEmbeddingStage(), LexicalStage(), EntityStage(),
+        RewriteStage(), ScopeStage(), HardFilterStage(), TimeWindowStage(), QueryEmbeddingStage(), LexicalStage(), EntityStage(),
         DenseStage(), FusionStage(), FreshnessStage(), GateStage(), CollapseStage(), RerankStage(), BudgetStage(),
         ExplainStage(), LogStage(),
     ]

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...settings import RetrievalSettings
-from ..filters import HardFilter, IndexMask
+from ..filters import FilterOutcome, HardFilter, IndexMask
 from ..generate.lexical_score import LexicalResult, Readable
 from ..generate.name_stripped import RestQuery
 from ..request import SearchRequest
@@ -30,6 +30,7 @@ class GateInputs:
     generated: dict[str, list[int]]
     ranking: list[Candidate]
     rest_query: RestQuery | None
+    filter_outcome: FilterOutcome | None = None  # what the hard filter and its event-time window left
 
 
 @dataclass(slots=True)
