@@ -161,8 +161,11 @@ def test_item4_the_empty_answers_chart_is_readable_and_groups_reasons_by_kind(ap
     bar_text = card.locator("g.point text, g.textpoint text").all_text_contents()
     assert str(weak) in bar_text, bar_text
 
-    # Every label lies inside the chart card (none crushed off its left edge), and no two x ticks overlap.
+    # The bars get room (the labels wrap instead of squeezing the plot), every label lies inside the chart
+    # card (none off its left edge), and no two x ticks overlap.
     box = card.bounding_box()
+    plot_area = card.locator("rect.nsewdrag").first.bounding_box()
+    assert plot_area["width"] >= 0.45 * box["width"], (plot_area, box)
     for i in range(len(kinds)):
         label = y_labels.nth(i).bounding_box()
         assert label["x"] >= box["x"] - 1 and label["x"] + label["width"] <= box["x"] + box["width"] + 1, (shown[i], label, box)
