@@ -156,9 +156,9 @@ def render_dashboard(service) -> None:
     left, right = st.columns(2)
     with left:
         rate = f"{empties['rate']:.0%}" if empties["searches"] else "no searches yet"
-        who = "logged searches" + (", extraction's own included," if include else " by agents and people")
+        who = "extraction's own searches included" if include else "searches by agents and people; extraction's own left out"
         _chart("Empty answers and why", empty_reasons_figure(empties),
-               f"{empties['empty']} of {empties['searches']} {who} returned nothing ({rate}). An empty "
+               f"{empties['empty']} of {empties['searches']} logged searches returned nothing ({rate}; {who}). An empty "
                f"answer is a normal outcome; the bars group the reasons the pipeline gave by their kind "
                f"(hover a bar for an example).",
                "overview_dash_empty")

@@ -118,8 +118,8 @@ def test_item3_extractions_own_searches_stay_out_of_the_overview_rates(app_serve
     goto(page, base)
     act = Actions(page)
     caption = key(page, "overview_dash_empty_card")
-    expect(caption).to_contain_text("logged searches by agents and people returned nothing")
-    before = re.search(r"(\d+) of (\d+) logged searches", caption.inner_text()).groups()
+    expect(caption).to_contain_text("searches by agents and people; extraction's own left out")
+    before = re.search(r"(\d+) of (\d+) logged searches returned nothing \((\d+%)", caption.inner_text()).groups()
     extraction_before = _searches(store, "origin = 'extraction'")
 
     act.nav("Extraction")
@@ -132,10 +132,12 @@ def test_item3_extractions_own_searches_stay_out_of_the_overview_rates(app_serve
     assert eventually(page, lambda: _searches(store, "origin = 'extraction'") > extraction_before, 60_000)
 
     act.nav("Overview")
-    expect(caption).to_contain_text(f"{before[0]} of {before[1]} logged searches by agents and people")
+    expect(caption).to_contain_text(f"{before[0]} of {before[1]} logged searches returned nothing ({before[2]}; searches by "
+                                    "agents and people")
     act.click_locator(key(page, "overview_include_extraction").locator("label"))
     total = _searches(store)
-    expect(caption).to_contain_text(re.compile(rf"\d+ of {total} logged searches, extraction's own included,"))
+    expect(caption).to_contain_text(re.compile(rf"\d+ of {total} logged searches returned nothing \(\d+%; extraction's own "
+                                               "searches included\)"))
     assert act.count == 5, act.count
 
 
