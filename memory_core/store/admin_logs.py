@@ -73,7 +73,7 @@ class LogFilter:
 
 def search_log_page(store: Store, flt: LogFilter, page: int = 1, page_size: int = 50) -> RowsPage:
     """One page of the search log, newest first; ``results`` counts each search's returned records."""
-    found = rows_page(store, "seq, id, at, agent_id, user_id, raw_query, result_ids, empty_reason, total_ms", "search_log",
+    found = rows_page(store, "seq, id, at, origin, agent_id, user_id, raw_query, result_ids, empty_reason, total_ms", "search_log",
                       flt.search_where(), "seq DESC", page, page_size)
     for row in found.rows:
         row["results"] = len(loads(row.pop("result_ids"), []))
@@ -122,7 +122,7 @@ def decode_log_row(table: str, row: Any) -> dict:
 def recent_searches(store: Store, limit: int = 50) -> list[dict[str, Any]]:
     """The latest logged searches with how many records each returned."""
     rows = store.query(
-        "SELECT id, at, agent_id, user_id, raw_query, result_ids FROM search_log ORDER BY seq DESC LIMIT ?", (limit,))
+        "SELECT id, at, origin, agent_id, user_id, raw_query, result_ids FROM search_log ORDER BY seq DESC LIMIT ?", (limit,))
     return [{**dict(r), "results": len(loads(r["result_ids"], []))} for r in rows]
 
 

@@ -4,7 +4,7 @@ origin and stay out of the agent-facing rates. Runs on both backends (``--store-
 
 from __future__ import annotations
 
-from admin_ui.data import overview
+from admin_ui.data import logs, overview
 from admin_ui.data import search as explorer
 from tests.unit.extract.helpers import ScriptedReviewer, ended_session
 from tests.unit.extract.test_runner import use
@@ -90,3 +90,7 @@ def test_extractions_searches_have_their_own_origin_and_stay_out_of_the_rates(se
     assert sum(r["searches"] for r in overview.searches_per_day_data(service)) == 1
     assert sum(r["searches"] for r in overview.searches_per_day_data(service, include_extraction=True)) == len(origins)
     assert len(overview.search_latencies(service)) == 1
+    # The Logs page and the explorer's picker show whose search each row was.
+    assert "extraction" in {r["origin"] for r in logs.search_log(service, logs.LogFilter()).items}
+    recent = explorer.recent_searches(service)
+    assert any(explorer.origin_label(r["origin"]) == " (extraction's own search)" for r in recent)
