@@ -41,8 +41,8 @@ elif linked and linked != st.session_state.get("_explorer_link") and (current is
 
 with st.expander("Open a logged search", expanded=False):
     recent = search.recent_searches(service)
-    labels = {r["id"]: f"{r['at']} · {r['agent_id']}/{r['user_id']}{search.origin_label(r.get('origin'))} · "
-                       f"{r['results']} result(s) · {r['raw_query'][:60]}" for r in recent}
+    labels = {r["id"]: f"{r['at']} · {r['agent_id']}/{r['user_id']} · {r['results']} result(s) · {r['raw_query'][:60]}"
+              for r in recent}
     c1, c2 = st.columns([3, 1])
     chosen = c1.selectbox("Recent searches", list(labels), index=None, format_func=labeller(labels),
                           key="explorer_recent", placeholder="Choose one of the latest searches")

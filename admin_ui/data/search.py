@@ -120,11 +120,6 @@ def replay_search(service, search_id: str):
     return service.replay_search(search_id)
 
 
-def origin_label(origin: str | None) -> str:
-    """" (extraction's own search)" for the extractor's related-record look-ups, else "" (the picker's label)."""
-    return " (extraction's own search)" if origin == "extraction" else ""
-
-
 def recent_searches(service, limit: int = 50) -> list[dict[str, Any]]:
     """The latest logged searches for the picker."""
     return service.recent_searches(limit)
