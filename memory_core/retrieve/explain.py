@@ -6,12 +6,13 @@ from dataclasses import dataclass, field
 
 from ..policy.grants import ScopeAccess
 from ..settings import RetrievalSettings
-from .filters import FilterOutcome, HardFilter
+from .filters import HardFilter
 from .generate.candidates import GENERATORS
 from .recorder import StageRecorder
 from .request import SearchRequest
 from .search_types import Candidate, ResponseExplanation, ResultExplanation, StageTrace
 from .services import SearchServices
+from .window import FilterOutcome
 
 
 def explain_result(settings: RetrievalSettings, request: SearchRequest, rewritten_query: str | None, cand: Candidate,

@@ -66,18 +66,6 @@ class HardFilter:
     def with_statuses(self, statuses: tuple[str, ...], include_lapsed: bool) -> "HardFilter":
         return HardFilter(self.scopes, statuses, self.types, self.event_from, self.event_to, self.now, include_lapsed)
 
-    def without_window(self) -> "HardFilter":
-        """The same filter with no event-time window (what the time-window stage compares against)."""
-        return HardFilter(self.scopes, self.statuses, self.types, None, None, self.now, self.include_lapsed)
-
-    @property
-    def windowed(self) -> bool:
-        return self.event_from is not None or self.event_to is not None
-
-    def window_text(self) -> str:
-        """The event-time window in words ("from 2026-01-01T00:00:00Z to any")."""
-        return f"from {self.event_from or 'any'} to {self.event_to or 'any'}"
-
     def to_dict(self) -> dict[str, Any]:
         return {
             "scopes": list(self.scopes),
@@ -169,100 +157,37 @@ class HardFilterStage:
         sql_filter = hasattr(index, "filter_mask")  # PostgreSQL: lapsed records are excluded by the filter's SQL
         lapsed = [] if req.historical or sql_filter else lapsed_provisional_seqs(deps.store, given.at)
         mask = index_mask(index, flt, lapsed)
-        left = int(mask.sum())
         rec.io(inputs={"historical": req.historical, "index_changes_applied": applied},
-               outputs={**flt.to_dict(), "indexed_rows_allowed": left, "readable_records": left,
+               outputs={**flt.to_dict(), "indexed_rows_allowed": int(mask.sum()),
                         "lapsed_provisional_excluded": (mask.lapsed or 0) if sql_filter else len(lapsed)})
-        if not left:  # the stage that left nothing says so first (the explorer's stage table shows the first note)
-            rec.note(no_records_reason(given.access, flt, None))
         rec.note(flt.describe())
+        left = int(mask.sum())  # the records every generator may look at
+        rec.io(outputs={"readable_records": left})
+        if not left:  # the stage that left nothing says why, first (the explorer's stage table shows the first note)
+            rec.note(no_records_reason(given.access, flt, None), first=True)
         return self.Outputs(flt, mask)
-
-
-@dataclass(frozen=True)
-class FilterOutcome:
-    """What the hard filter and its event-time window left: the readable records every generator
-    may look at, how many the window removed, and (when none is left) why, in words the searching
-    agent may read."""
-
-    readable_records: int
-    window_removed: int
-    window: str | None  # the window in words, when the request set one
-    reason: str | None  # why nothing is left (None while something is)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"readable_records": self.readable_records, "window_removed": self.window_removed,
-                "window": self.window, "no_records_reason": self.reason}
-
-    def window_note(self) -> str | None:
-        """The sentence an empty answer adds when the window removed records (None when it removed none)."""
-        if not self.window_removed:
-            return None
-        return (f"the event-time window ({self.window}) removed {self.window_removed} readable record(s) before ranking "
-                "(search without From/To to include them)")
 
 
 def no_records_reason(access: ScopeAccess, flt: HardFilter, window_removed: int | None) -> str:
     """Why the hard filter left no readable record ("0 readable records: agent scheduler has no read
-    grant on user:alice; ...").
+    grant on user:alice; agent:scheduler/alice holds no provisional/confirmed record").
 
     It names only the searching agent's own grants, the restrictions the request asked for and
-    counts of records it may read: nothing here depends on what scopes it cannot read hold, since
-    this sentence reaches the model (the tool result's empty_reason) as well as the admin trace.
+    counts of records it may read: nothing here depends on what the scopes it cannot read hold,
+    since this sentence reaches the model (the tool result's empty_reason) as well as the admin
+    trace. ``window_removed`` is what the event-time window removed (None: not counted yet).
     """
     causes = []
     user_scope = f"user:{access.user_id}"
     if user_scope not in access.readable:
         causes.append(access.can_read(user_scope).reason)
+    windowed = flt.event_from is not None or flt.event_to is not None
+    window = f"from {flt.event_from or 'any'} to {flt.event_to or 'any'}"
     if window_removed:
-        causes.append(f"the event-time window ({flt.window_text()}) removed all {window_removed} readable record(s)")
+        causes.append(f"the event-time window ({window}) removed all {window_removed} readable record(s)")
     else:
         held = f"{'/'.join(flt.statuses)} record" + (f" of type {'/'.join(flt.types)}" if flt.types else "")
-        window = f" in the event-time window ({flt.window_text()})" if flt.windowed and window_removed is None else ""
+        within = f" in the event-time window ({window})" if windowed and window_removed is None else ""
         verb = "holds" if len(flt.scopes) == 1 else "hold"
-        causes.append(f"{', '.join(flt.scopes)} {verb} no {held}{window}")
+        causes.append(f"{', '.join(flt.scopes)} {verb} no {held}{within}")
     return "0 readable records: " + "; ".join(causes)
-
-
-def window_removed(deps: SearchServices, flt: HardFilter, mask: IndexMask, historical: bool) -> int:
-    """How many readable records (scope, status, type and lapse as in ``flt``) the event-time window keeps out."""
-    wider = flt.without_window()
-    sql_filter = hasattr(deps.index, "filter_mask")
-    lapsed = [] if historical or sql_filter else lapsed_provisional_seqs(deps.store, flt.now)
-    return max(int(index_mask(deps.index, wider, lapsed).sum()) - int(mask.sum()), 0)
-
-
-class TimeWindowStage:
-    """The event-time window's own account: how many readable records the From/To window removed
-    (the hard filter applies it; this stage counts what it cost), and why nothing is left when
-    nothing is. Records without an event time fall outside every window."""
-
-    name = "time_window"
-
-    @dataclass(slots=True)
-    class Inputs:
-        request: SearchRequest
-        access: ScopeAccess
-        filter: HardFilter
-        mask: IndexMask
-
-    @dataclass(slots=True)
-    class Outputs:
-        filter_outcome: FilterOutcome
-
-    def run(self, given: Inputs, rec: StageRecorder, deps: SearchServices) -> Outputs:
-        flt = given.filter
-        left = int(given.mask.sum())
-        if not flt.windowed:
-            rec.skip("no event-time window was asked for (From/To empty)")
-            reason = no_records_reason(given.access, flt, 0) if not left else None
-            return self.Outputs(FilterOutcome(left, 0, None, reason))
-        removed = window_removed(deps, flt, given.mask, given.request.historical)
-        outcome = FilterOutcome(left, removed, flt.window_text(), no_records_reason(given.access, flt, removed) if not left else None)
-        rec.io(inputs={"event_from": flt.event_from, "event_to": flt.event_to},
-               outputs={"readable_without_window": left + removed, "removed": removed, "readable_records": left})
-        rec.note(f"the event-time window ({flt.window_text()}) removed {removed} of {left + removed} readable record(s); "
-                 "a record without an event time is outside every window")
-        if outcome.reason:
-            rec.note(outcome.reason)
-        return self.Outputs(outcome)

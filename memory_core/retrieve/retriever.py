@@ -35,7 +35,7 @@ from ..telemetry import NO_TELEMETRY, Telemetry
 from .budget import BudgetStage
 from .collapse import CollapseStage
 from .explain import ExplainStage
-from .filters import HardFilterStage, ScopeStage, TimeWindowStage
+from .filters import HardFilterStage, ScopeStage
 from .freshness import FreshnessStage
 from .fuse import FusionStage
 from .gate import GateStage
@@ -47,6 +47,7 @@ from .rewrite import QueryRewriter, RewriteStage
 from .search_log import LogStage, load_search, log_failure, logged_request
 from .search_types import SearchResponse, SearchResult, SearchTrace
 from .services import PassageScorer
+from .window import TimeWindowStage
 
 # Worker threads for query embeddings made alongside the lexical and entity generators: a few, so
 # concurrent searches from several threads do not queue behind one another's embeddings.

@@ -7,11 +7,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...settings import RetrievalSettings
-from ..filters import FilterOutcome, HardFilter, IndexMask
+from ..filters import HardFilter, IndexMask
 from ..generate.lexical_score import LexicalResult, Readable
 from ..generate.name_stripped import RestQuery
 from ..request import SearchRequest
 from ..search_types import Candidate
+from ..window import FilterOutcome
 
 
 @dataclass(slots=True)

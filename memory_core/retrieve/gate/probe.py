@@ -113,10 +113,11 @@ def empty_reason(deps: SearchServices, given: GateInputs, floors: GateFloors, re
                  in_query: set[str], summary: dict, known: RestQuery | None) -> str:
     """Why the search ends empty: the gate's reason, or that nothing passes the hard filter, or that
     only older records (superseded, expired) would have answered (the probe's counts go into ``summary``)."""
-    outcome = given.filter_outcome
     if summary["candidates"] == 0:
-        reason = (outcome.reason if outcome is not None and outcome.reason else
-                  f"no record in the readable scopes passes the hard filter ({given.filter.describe()})")
+        reason = f"no record in the readable scopes passes the hard filter ({given.filter.describe()})"
+    outcome = given.filter_outcome  # the filter stages' own account: how many readable records, and why none
+    if summary["candidates"] == 0 and outcome is not None and outcome.reason:
+        reason = outcome.reason
     if not given.request.historical:
         probe = lifecycle_probe(deps, given, floors, unknown, in_query, summary, known)
         summary["lifecycle_probe"] = probe
