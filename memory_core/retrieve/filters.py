@@ -238,6 +238,10 @@ def no_records_reason(access: ScopeAccess, flt: HardFilter, window_removed: int 
     window = f"from {flt.event_from or 'any'} to {flt.event_to or 'any'}"
     if window_removed:
         causes.append(f"the event-time window ({window}) removed all {window_removed} readable record(s)")
+    elif flt.as_of:
+        held = "live" if flt.as_of_mode == "memory" else "valid"
+        within = f" in the event-time window ({window})" if windowed and window_removed is None else ""
+        causes.append(f"nothing was {held} at {flt.as_of} in {', '.join(flt.scopes) or 'the readable scopes'}{within}")
     else:
         held = f"{'/'.join(flt.statuses)} record" + (f" of type {'/'.join(flt.types)}" if flt.types else "")
         within = f" in the event-time window ({window})" if windowed and window_removed is None else ""

@@ -84,7 +84,7 @@ def test_before_anything_was_written_nothing_was_live(svc):
     _drinks(svc)
     result = _search(svc, QUERY, as_of="2025-12-31T23:00:00Z")
     assert result["ok"] and result["results"] == []
-    assert result["empty_reason"].startswith("nothing was live at 2025-12-31T23:00:00.000000Z")
+    assert "nothing was live at 2025-12-31T23:00:00.000000Z in " in result["empty_reason"], result["empty_reason"]
 
 
 def test_a_planned_event_is_valid_only_inside_its_bounds(svc):
@@ -98,6 +98,7 @@ def test_a_planned_event_is_valid_only_inside_its_bounds(svc):
         result = _search(svc, query, as_of=outside, as_of_mode="world")
         assert _contents(result) == [], outside
         assert "nothing was valid at" in result["empty_reason"], result["empty_reason"]
+
     # in memory mode it is held from the moment it was written, whatever its validity
     held = _contents(_search(svc, query, as_of=format_ts(svc.clock.now())))
     assert held == ["The user attends the Lisbon conference."]
@@ -165,3 +166,10 @@ def test_world_mode_may_look_ahead(svc):
            "conference_trip", valid_from="2026-03-02T00:00:00Z", valid_until="2026-03-06T00:00:00Z")
     ahead = _search(svc, "Is the user at the Lisbon conference?", as_of="2026-03-03T00:00:00Z", as_of_mode="world")
     assert _contents(ahead) == ["The user attends the Lisbon conference."]
+
+
+def test_an_event_time_window_counts_only_its_own_cost_in_an_as_of_search(svc):
+    _ids, instants = _drinks(svc)
+    response = svc.search(agent_id="assistant", user_id="ana", query=QUERY, as_of=instants[2], time_from="2030-01-01T00:00:00Z")
+    window = response.trace.stage("time_window").outputs
+    assert window["removed"] == 1 and window["readable_records"] == 0  # one record held then, not three

@@ -117,6 +117,9 @@ def empty_reason(deps: SearchServices, given: GateInputs, floors: GateFloors, re
     if flt is not None and flt.as_of:  # the as-of set already holds every version live (or valid) then: no lifecycle probe
         if summary["candidates"] == 0:
             held = "live" if flt.as_of_mode == "memory" else "valid"
+            outcome = given.filter_outcome
+            if outcome is not None and outcome.reason:  # the filter stages' account (grants, window, as-of set)
+                return outcome.reason
             if not flt.as_of_seqs:
                 return f"nothing was {held} at {flt.as_of} in the readable scopes ({flt.describe()})"
             return f"no record {held} at {flt.as_of} passes the hard filter ({flt.describe()})"
