@@ -89,12 +89,11 @@ if can_run and st.toggle("Add a transcript: paste or upload one, then extract it
         else:
             upload = st.file_uploader("Transcript file", type=["json", "jsonl", "txt"], key="extraction_upload_file")
             data, name = (upload.getvalue(), upload.name) if upload is not None else (None, "")
-        t1, t2 = st.columns(2)
-        when_day = t1.date_input("When the conversation happened (optional)", value=None, format="YYYY-MM-DD",
-                                 key="extraction_add_date", help="Turns without their own time get this one, so "
-                                 "'next Tuesday' means the Tuesday after that day. Without it, they get the upload time.")
-        when_time = t2.time_input("At (UTC, optional; noon if empty)", value=None, key="extraction_add_time")
-        turns, reference = None, extraction.reference_time(when_day, when_time)
+        when = st.text_input("When the conversation happened (optional): YYYY-MM-DD or YYYY-MM-DD HH:MM, UTC",
+                             key="extraction_add_when", placeholder="2026-03-02 09:15",
+                             help="Turns without their own time get this one, so 'next Tuesday' means the Tuesday "
+                             "after that day (a day alone means noon UTC). Without it, they get the upload time.")
+        turns, reference = None, extraction.reference_time(when)
         if data is not None:
             try:
                 turns = extraction.parse_transcript(data, name)

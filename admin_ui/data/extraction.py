@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, time, timezone
 from typing import Any
 
 from memory_core.errors import InvalidInputError
@@ -130,6 +129,8 @@ class UploadedTurn:
     at: str | None = None
 
 
+_DAY_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_DAY_AND_TIME = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}(:\d{2})?$")
 # "[2026-03-02 09:15] user: text" or "user: text"; role names as people paste them.
 _TEXT_TURN = re.compile(r"^\s*(?:\[(?P<at>[^\]]{4,40})\]\s*)?(?P<role>[A-Za-z]+)\s*:\s?(?P<content>.*)$")
 ROLE_NAMES = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant", "tool": "tool",
@@ -196,12 +197,16 @@ def _turn_dicts(turns: list[UploadedTurn]) -> list[dict[str, Any]]:
     return [{"role": t.role, "content": t.content, **({"at": t.at} if t.at else {})} for t in turns]
 
 
-def reference_time(day: date | None, at: time | None = None) -> str | None:
-    """The time the person says the conversation happened (UTC; noon of ``day`` without ``at``), or None."""
-    if day is None:
+def reference_time(text: str | None) -> str | None:
+    """The time the person says the conversation happened, as the core reads it: ISO, UTC; a day
+    alone means noon (so the day stays the same in any time zone). None when the box is empty;
+    the core refuses a time it cannot read or one in the future."""
+    value = (text or "").strip()
+    if not value:
         return None
-    moment = datetime.combine(day, at or time(12, 0), tzinfo=timezone.utc)
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    if _DAY_ONLY.match(value):
+        return f"{value}T12:00:00Z"
+    return value.replace(" ", "T", 1) if _DAY_AND_TIME.match(value) else value
 
 
 def time_basis(service, turns: list[UploadedTurn], reference: str | None = None) -> str:

@@ -118,15 +118,13 @@ def plain(markdown: str) -> str:
 
 
 def test_a_pasted_transcript_resolves_its_dates_against_the_day_given(open_page):
-    from datetime import date
-
     at = open_page("extraction.py", "operator")
     at.toggle(key="extraction_add_open").set_value(True).run()
     at.selectbox(key="extraction_upload_agent").set_value("assistant")
     at.selectbox(key="extraction_upload_user").set_value("alice")
     at.text_area(key="extraction_paste_text").input("user: I'm flying to Tokyo next tuesday\nassistant: Have a good trip!").run()
     assert any("the upload time" in plain(i.value) for i in at.info)  # said before anything is recorded
-    at.date_input(key="extraction_add_date").set_value(date(2026, 2, 25)).run()
+    at.text_input(key="extraction_add_when").input("2026-02-25").run()
     assert any("the time you gave, 2026-02-25T12:00:00" in plain(i.value) for i in at.info)
     at.button(key="extraction_upload_run").click().run()
     assert not at.exception, [e.value for e in at.exception]
@@ -136,3 +134,15 @@ def test_a_pasted_transcript_resolves_its_dates_against_the_day_given(open_page)
     written = [c for c in detail.candidates if c.get("record_id") and "Tokyo" in (c["candidate"].get("content") or "")]
     record = service_for(at).record(written[0]["record_id"])
     assert record.review_at.startswith("2026-03-04") and "(2026-03-03)" in record.content
+
+
+def test_a_time_in_the_future_or_unreadable_is_refused_before_anything_is_recorded(open_page):
+    at = open_page("extraction.py", "operator")
+    at.toggle(key="extraction_add_open").set_value(True).run()
+    at.text_area(key="extraction_paste_text").input("user: I'm flying to Tokyo next tuesday").run()
+    sessions = service_for(at).store.scalar("SELECT COUNT(*) FROM sessions")
+    for when, says in (("2030-01-01", "in the future"), ("last week", "must be an ISO-8601")):
+        at.text_input(key="extraction_add_when").input(when).run()
+        assert any(says in plain(e.value) for e in at.error)
+        assert at.button(key="extraction_upload_run").disabled
+    assert service_for(at).store.scalar("SELECT COUNT(*) FROM sessions") == sessions
