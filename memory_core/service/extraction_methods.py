@@ -95,9 +95,6 @@ class ExtractionMethods:
         given = self._reference_time(reference_time)
         times = [parse_input_ts(turn["at"], f"turn {i} at") if turn.get("at") is not None else given
                  for i, turn in enumerate(turns)]
-        if any(t is not None and t > self.clock.now() for t in times):
-            raise InvalidInputError("a turn's time is in the future; give the time the conversation happened",
-                                    field="turns")
         session = self.start_session(agent_id=agent_id, user_id=user_id, project_id=project_id, session_id=session_id)
         for turn, at in zip(turns, times):
             session.record_turn(turn["role"], turn["content"], at=at)
