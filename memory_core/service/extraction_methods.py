@@ -14,12 +14,13 @@ from ..extract import runs
 from ..extract.deps import EntailmentJudge, ExtractionDeps
 from ..extract.runner import ExtractionRunner
 from ..index.vector_index import VectorIndex
-from ..inputs import parse_input_ts
+from ..inputs import check_text, parse_input_ts
 from ..llm import LanguageModel
 from ..llm.factory import RoleModels
 from ..settings import Settings
 from ..store.db import Store
 from ..telemetry import Telemetry
+from .session import MAX_TURN_CHARS, TURN_ROLES
 
 
 class ExtractionMethods:
@@ -92,6 +93,12 @@ class ExtractionMethods:
         for i, turn in enumerate(turns):
             if not isinstance(turn, dict) or not isinstance(turn.get("role"), str) or not isinstance(turn.get("content"), str):
                 raise InvalidInputError(f"turn {i} needs a 'role' and a 'content' string", field="turns")
+            # the checks record_turn makes, made first: a bad turn must not leave a half-recorded session
+            if turn["role"] not in TURN_ROLES:
+                raise InvalidInputError(f"turn {i}: role must be one of {', '.join(TURN_ROLES)}", field="turns")
+            if len(turn["content"]) > MAX_TURN_CHARS:
+                raise InvalidInputError(f"turn {i} is longer than {MAX_TURN_CHARS} characters", field="turns")
+            check_text(turn["content"], f"turn {i} content")
         given = self._reference_time(reference_time)
         times = [parse_input_ts(turn["at"], f"turn {i} at") if turn.get("at") is not None else given
                  for i, turn in enumerate(turns)]

@@ -58,6 +58,9 @@ def test_next_tuesday_said_on_a_monday_still_gets_a_review_time(granted):
     ("2026-03-06T10:00:00Z", [{"role": "user", "content": TOKYO}], "in the future"),
     ("last week", [{"role": "user", "content": TOKYO}], "reference_time must be an ISO-8601"),
     (None, [{"role": "user", "content": "Hi"}, {"role": "user", "content": TOKYO, "at": "not a time"}], "turn 1 at"),
+    (None, [{"role": "user", "content": "Hi"}, {"role": "narrator", "content": TOKYO}], "turn 1: role must be"),
+    (None, [{"role": "user", "content": "Hi"}, {"role": "user", "content": "x" * 200_001}], "turn 1 is longer"),
+    (None, [{"role": "user", "content": "Hi"}, {"role": "user", "content": "bad \ud800"}], "turn 1 content"),
 ])
 def test_a_bad_time_is_refused_and_records_nothing(granted, given, turns, says):
     with pytest.raises(InvalidInputError, match=says):
