@@ -45,7 +45,7 @@ from collections.abc import Callable
 from ...errors import MigrationError
 
 PG_MIGRATIONS: dict[int, tuple[str, Callable]] = {}
-REDACTED_REASON = "[forgotten]"  # the same marker as migrations_hardening.REDACTED_REASON
+REDACTED_REASON = "[forgotten]"  # the schema's own copy of store/markers.py's marker (a test keeps them equal)
 LOCK_MIGRATE = 7_301_001  # advisory lock: one process migrates at a time
 
 
