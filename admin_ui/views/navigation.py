@@ -33,6 +33,7 @@ PAGES = [
     ("extraction.py", "Extraction", ":material/auto_awesome:", "extraction", "view_store"),
     ("logs.py", "Logs", ":material/receipt_long:", "logs", "view_store"),
     ("session_context.py", "Session context", ":material/visibility:", "context", "view_store"),
+    ("agent_view.py", "What an agent sees", ":material/smart_toy:", "agent", "view_store"),
     ("ambient_profile.py", "Ambient profile", ":material/tune:", "profile", None),
 ]
 
