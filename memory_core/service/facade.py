@@ -51,13 +51,14 @@ from ..store.opening import damage_guard
 from ..store.transfer import refuse_unfinished_copy
 from ..store.records import Record
 from ..telemetry import Telemetry, spans
+from ..tools import build_tools
 from .admin_methods import AdminMethods
 from .ambient_methods import AmbientMethods
 from .embedders import shared_embedder
 from .extraction_methods import ExtractionMethods
 from .portable_methods import PortableMethods
 from .session import Session
-from .tool_surface import ToolSurface, default_tool_surface
+from .tool_surface import ToolSurface
 
 
 class MemoryService(ExtractionMethods, AmbientMethods, AdminMethods, PortableMethods):
@@ -97,7 +98,7 @@ class MemoryService(ExtractionMethods, AmbientMethods, AdminMethods, PortableMet
             store=store, index=self.index, embedder=embedder, clock=clock, access=self.access,
             settings=lambda: self.settings.retrieval, llm=self.models.rewrite, telemetry=self.telemetry,
         )
-        self._tools = tools
+        self.tools: ToolSurface = tools if tools is not None else build_tools()  # the agent tools (a host may pass its own)
         self._extraction: ExtractionRunner | None = None
 
     # -- opening ------------------------------------------------------------------------------
@@ -115,6 +116,7 @@ class MemoryService(ExtractionMethods, AmbientMethods, AdminMethods, PortableMet
         allow_embedder_mismatch: bool = False,
         read_only: bool = False,
         tracer_provider=None,
+        tools: ToolSurface | None = None,
     ) -> "MemoryService":
         """Create or migrate the store at ``path`` and load the configured embedder.
 
@@ -124,7 +126,8 @@ class MemoryService(ExtractionMethods, AmbientMethods, AdminMethods, PortableMet
         raises :class:`~memory_core.errors.StoreUnusableError` naming the file and what to do.
         ``read_only`` opens an existing, current store without writing anything to it (nothing is
         created or migrated; any write fails): for commands that only look. ``tracer_provider`` is
-        the OpenTelemetry provider the service's spans go to (default: the host's global one).
+        the OpenTelemetry provider the service's spans go to (default: the host's global one);
+        ``tools`` the tool surface sessions offer (default: :func:`memory_core.tools.build_tools`).
         """
         settings = settings or load_settings()
         clock = clock or SystemClock()
@@ -143,7 +146,7 @@ class MemoryService(ExtractionMethods, AmbientMethods, AdminMethods, PortableMet
                         f"writing once (agent-memory init --path {store.path}) to migrate it", path=str(store.path),
                         problem="outdated", pending=store.pending_migrations)
                 embedder = embedder or shared_embedder(settings.embedder)
-                service = cls(store, settings, clock, embedder, llm=llm, models=models, tracer_provider=tracer_provider)
+                service = cls(store, settings, clock, embedder, llm=llm, models=models, tracer_provider=tracer_provider, tools=tools)
                 service._check_embedder(allow_embedder_mismatch)
                 if not (read_only and store.backend == "postgresql"):  # there it only starts an index build
                     service.index.rebuild()
@@ -280,11 +283,6 @@ class MemoryService(ExtractionMethods, AmbientMethods, AdminMethods, PortableMet
         return sessions.transcript(self.store, session_id)
 
     # -- tools --------------------------------------------------------------------------------
-
-    @property
-    def tools(self) -> ToolSurface:
-        """The tool surface (``memory_core.tools`` unless another was passed in)."""
-        return self._tools or default_tool_surface()
 
     def tool_schemas(self) -> list[dict]:
         """JSON-schema definitions of the five tools (write targets unconstrained)."""
