@@ -14,7 +14,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..retrieve.fuse import rrf_fuse
-from ..store.db import loads
 from ..store.search_log_queries import search_row
 from .gate_calibration import GateFeatures
 from .locomo import CATEGORY_NAMES, Question
