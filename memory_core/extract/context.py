@@ -17,6 +17,7 @@ from ..text import normalise_alias
 from ..policy.scopes import Scope
 from ..store.db import Store
 from ..store.records import fetch_records
+from ..store.write_queries import entity_in_scope_by_alias
 from .candidates import Candidate, Transcript
 
 log = logging.getLogger(__name__)
@@ -24,12 +25,7 @@ log = logging.getLogger(__name__)
 
 def _subject_entity(conn, candidate: Candidate, scope: Scope, user_id: str) -> str | None:
     if candidate.about:
-        row = conn.execute(
-            "SELECT e.id FROM entity_aliases a JOIN entities e ON e.id = a.entity_id WHERE a.alias_norm = ? "
-            "AND e.scope_kind = ? AND e.scope_id = ? AND e.status != 'merged' ORDER BY e.created_at LIMIT 1",
-            (normalise_alias(candidate.about), scope.kind, scope.id),
-        ).fetchone()
-        return row["id"] if row else None
+        return entity_in_scope_by_alias(conn, normalise_alias(candidate.about), scope.kind, scope.id)
     if scope.kind == "user" and scope.id == user_id:
         return find_principal_entity(conn, user_id)
     return None

@@ -170,8 +170,6 @@ class ToolRegistry:
             return {"ok": False, "error": {"code": "internal_error", "message": f"internal error: {type(exc).__name__}"}}
 
     def _report_refusal(self, session: ToolSession, name: Any, arguments: Any, exc: MemoryCoreError) -> None:
-        if getattr(exc, "write_logged", False):
-            return
         for hook in self.refusal_hooks:
             try:
                 hook(session, name, arguments, exc)

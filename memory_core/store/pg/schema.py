@@ -46,7 +46,7 @@ from ...errors import MigrationError
 from .schema_core import CORE, TEXT_COLUMNS
 
 PG_MIGRATIONS: dict[int, tuple[str, Callable]] = {}
-REDACTED_REASON = "[forgotten]"  # the same marker as migrations_hardening.REDACTED_REASON
+REDACTED_REASON = "[forgotten]"  # the schema's own copy of store/markers.py's marker (a test keeps them equal)
 LOCK_MIGRATE = 7_301_001  # advisory lock: one process migrates at a time
 
 
