@@ -43,7 +43,8 @@ class SearchFunction(Protocol):
     """A memory search as a principal (``MemoryService.search``); returns an object with ``results``,
     each holding the ``record`` it found."""
 
-    def __call__(self, *, agent_id: str, user_id: str, query: str, limit: int, session_id: str | None) -> Any: ...
+    def __call__(self, *, agent_id: str, user_id: str, query: str, limit: int, session_id: str | None,
+                 origin: str | None) -> Any: ...
 
 
 def related_records(store: Store, search: SearchFunction | None, transcript: Transcript, candidate: Candidate,
@@ -65,7 +66,7 @@ def related_records(store: Store, search: SearchFunction | None, transcript: Tra
     if search is not None and len(found) < limit:
         try:
             response = search(agent_id=transcript.agent_id, user_id=transcript.user_id, query=candidate.content,
-                              limit=limit, session_id=transcript.session_id)
+                              limit=limit, session_id=transcript.session_id, origin="extraction")
             for result in response.results:
                 if result.record is not None and result.record.id not in found:
                     found[result.record.id] = _view(result.record, False)

@@ -54,6 +54,7 @@ from ..telemetry import Telemetry, spans
 from ..tools import build_tools
 from .admin_methods import AdminMethods
 from .ambient_methods import AmbientMethods
+from .app_entries import AppEntryMethods
 from .embedders import shared_embedder
 from .extraction_methods import ExtractionMethods
 from .portable_methods import PortableMethods
@@ -63,7 +64,8 @@ from .tool_surface import ToolSurface
 from .upkeep_methods import UpkeepMethods
 
 
-class MemoryService(RecordMethods, ExtractionMethods, AmbientMethods, AdminMethods, PortableMethods, UpkeepMethods):
+class MemoryService(RecordMethods, ExtractionMethods, AmbientMethods, AdminMethods, PortableMethods, UpkeepMethods,
+                    AppEntryMethods):
     """A memory store opened for use: SQLite, vector index, embedder, write path, retriever and tools."""
 
     def __init__(self, store: Store, settings: Settings, clock: Clock, embedder, *, llm=None,
