@@ -6,6 +6,7 @@ from admin_ui.auth.signin import require_identity
 from admin_ui.data import actions, records
 from admin_ui.data.records import RECORD_STATUSES, RECORD_TYPES
 from admin_ui.runtime import get_service, get_settings
+from admin_ui.views.download import render_download
 from admin_ui.views.memory_entry import render_write_form
 from admin_ui.views.record import render_record
 from admin_ui.views.widgets import (
@@ -94,3 +95,6 @@ if chosen:
     else:
         st.divider()
         render_record(service, identity, record, key="records_detail", selection_key="records_selected")
+
+st.divider()
+render_download(service, identity)

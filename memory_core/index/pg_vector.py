@@ -114,8 +114,8 @@ class PgVectorIndex:
         where, params = flt.sql("r")
         if not flt.scopes or not flt.statuses:
             return SqlFilter("1 = 0", [], 0)
-        if flt.event_from is not None or flt.event_to is not None:
-            count = self._count_rows(where, params)
+        if flt.event_from is not None or flt.event_to is not None or getattr(flt, "as_of", None):
+            count = self._count_rows(where, params)  # record_counts has no time column
         else:
             lapsed = "provisional" in flt.statuses and not flt.include_lapsed
             count, lapsed_count, version = self._count_from_table(flt.scopes, flt.statuses, flt.types, flt.now if lapsed else None)
