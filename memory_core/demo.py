@@ -26,15 +26,18 @@ from pathlib import Path
 from typing import Any
 
 from .clock import FixedClock, format_ts, parse_ts
+from .demo_host import ScriptedHost
 from .demo_seed import HANDLE_PREFIX, REFERENCE_FIELDS, Seed, SeedError, SessionSpec, StepSpec, load_seed
 from .errors import MemoryCoreError
-from .service import MemoryService, Session
+from .hostmem import run_fitness
+from .service import MemoryService
 from .settings import Settings, load_settings
 
 TURN_GAP = timedelta(seconds=40)  # time between steps that give no `at` of their own
 TOOL_GAP = timedelta(seconds=5)
 SESSION_TAIL = timedelta(minutes=2)  # a session ends this long after its last step
 WORKER_ID = "demo-builder"  # fixed, so extraction claims are the same in every build
+LOST_WORKER_ID = "demo-worker-oom"  # the worker that keeps dying mid-attempt (a session's failed run)
 
 # store_meta keys the admin app and the tests read (see read_demo_meta).
 META_NOW = "demo_now"
@@ -65,6 +68,9 @@ def demo_settings(settings: Settings | None = None) -> Settings:
         "write": section("write", entailment_judge="offline"),
         "extraction": section("extraction", extractor="offline", reviewer="offline", extract_on_session_end=True),
         "retrieval": section("retrieval", rewrite_enabled=False, reranker_enabled=False),
+        # host-issued memory for the hybrid adapter session, with the offline decider (qualified by a
+        # fitness run the builder records before that session)
+        "host_memory": section("host_memory", enabled=True, decider="offline"),
         "anthropic": section("anthropic", api_key=None),
     })
 
@@ -167,7 +173,8 @@ class DemoBuilder:
         self.handles: dict[str, str] = {}
         self.steps: dict[str, str] = {}
         self.warnings: list[str] = []
-        self.counts = {"turns": 0, "tool_calls": 0, "extraction_runs": 0, "maintenance_passes": 0}
+        self.counts = {"turns": 0, "tool_calls": 0, "extraction_runs": 0, "maintenance_passes": 0, "adapter_sessions": 0,
+                       "failed_extraction_runs": 0}
         self.searches: list[dict[str, Any]] = []
         self.in_session_searches: list[dict[str, Any]] = []
 
@@ -199,8 +206,15 @@ class DemoBuilder:
     def _replay(self, spec: SessionSpec) -> None:
         at = spec.start
         self.clock.set(at)
-        session = self.service.start_session(agent_id=spec.agent, user_id=spec.user, session_id=spec.id,
-                                             project_id=spec.project, write_targets=spec.write_targets or None)
+        host = None
+        if spec.adapter is not None:
+            self._qualify_host_memory(spec)
+            host = ScriptedHost(self.service, spec)
+            self.counts["adapter_sessions"] += 1
+        else:
+            session = self.service.start_session(agent_id=spec.agent, user_id=spec.user, session_id=spec.id,
+                                                 project_id=spec.project, write_targets=spec.write_targets or None)
+        call = host.call_tool if host is not None else session.call_tool
         for index, step in enumerate(spec.steps):
             if step.at is not None:
                 explicit = parse_ts(step.at)
@@ -211,20 +225,54 @@ class DemoBuilder:
                 at = at + (TURN_GAP if step.is_turn else TOOL_GAP)
             self.clock.set(at)
             if step.is_turn:
-                session.record_turn(step.role, step.text, at=at)
+                if host is None:
+                    session.record_turn(step.role, step.text, at=at)
+                elif step.role == "user":
+                    host.user(step.text)
+                else:
+                    host.turn(step.role, step.text)
                 self.counts["turns"] += 1
             else:
-                self._tool(session, spec, index, step)
+                self._tool(call, spec, index, step)
         self.clock.set(at + SESSION_TAIL)
-        run_id = session.end()
-        if run_id:
+        run_id = host.end() if host is not None else session.end()
+        if run_id and spec.extraction == "worker_lost":
+            self._lose_worker(run_id, spec)
+        elif run_id:
             self._extract(run_id, spec)
         self._maintenance()
 
-    def _tool(self, session: Session, spec: SessionSpec, index: int, step: StepSpec) -> None:
+    def _qualify_host_memory(self, spec: SessionSpec) -> None:
+        """Before the first hybrid session: the fitness run host-issued memory needs (docs/host-memory.md),
+        recorded in the store like ``agent-memory fitness run`` does; a failing result stops the build."""
+        if spec.adapter is None or spec.adapter.trigger_mode != "hybrid" or self.steps.get("fitness"):
+            return
+        result = run_fitness(self.service, actor="demo-seed")
+        if not result.passed:
+            raise DemoBuildError(f"the host-memory fitness run failed: {'; '.join(result.failures)}", step="fitness")
+        self.steps["fitness"] = "a passing host-memory fitness run before the first hybrid session"
+
+    def _lose_worker(self, run_id: str, spec: SessionSpec) -> None:
+        """A worker claims the run and dies mid-attempt, every time, until its attempts are spent: each
+        claim's lease runs out, and the next claim finds the run exhausted and marks it failed."""
+        runner = self.service.extraction
+        lease = timedelta(seconds=self.service.settings.extraction.claim_timeout_s)
+        for _ in range(self.service.settings.extraction.max_attempts):
+            if runner.claim(LOST_WORKER_ID, run_id) is None:
+                raise DemoBuildError(f"session {spec.id}: extraction run {run_id} could not be claimed", step=spec.id)
+            self.clock.set(self.clock.now() + lease + TOOL_GAP)
+        if runner.claim(LOST_WORKER_ID, run_id) is not None:
+            raise DemoBuildError(f"session {spec.id}: extraction run {run_id} was still claimable", step=spec.id)
+        status = self.service.extraction_run(run_id).status
+        if status != "failed":
+            raise DemoBuildError(f"session {spec.id}: the abandoned extraction run is {status}, not failed", step=spec.id)
+        self.counts["failed_extraction_runs"] += 1
+        self.steps["failed_extraction"] = f"run {run_id} of {spec.id} abandoned by a dying worker"
+
+    def _tool(self, call: Callable[[str, dict], dict[str, Any]], spec: SessionSpec, index: int, step: StepSpec) -> None:
         where = f"session {spec.id} step {index} ({step.tool})"
         args = {k: self._resolve(v) if k in REFERENCE_FIELDS else v for k, v in step.args.items()}
-        result = session.call_tool(step.tool, args)
+        result = call(step.tool, args)
         self.counts["tool_calls"] += 1
         if not result.get("ok"):
             error = result.get("error", {})

@@ -130,6 +130,22 @@ class StepSpec(_Seed):
         return self.role is not None
 
 
+class HostToolSpec(_Seed):
+    """One of the host's own (non-memory) tools, as the scripted host offers it to the model."""
+
+    name: str
+    description: str = ""
+
+
+class AdapterSpec(_Seed):
+    """A session recorded through the adapter runtime (``memory_core.demo_host``), not plain service calls."""
+
+    trigger_mode: Literal["tool_only", "auto", "hybrid"] = "tool_only"
+    ambient: bool = False
+    system: str = ""  # the host's own system text, before the memory-use policy and the profile
+    host_tools: list[HostToolSpec] = Field(default_factory=list)
+
+
 class SessionSpec(_Seed):
     id: str
     title: str
@@ -137,6 +153,10 @@ class SessionSpec(_Seed):
     user: str
     project: str | None = None
     write_targets: dict[str, str] = Field(default_factory=dict)
+    adapter: AdapterSpec | None = None
+    # "run": extraction runs after the session; "worker_lost": a worker claims it and dies each time
+    # (its lease expires) until the attempts are spent, leaving the run failed.
+    extraction: Literal["run", "worker_lost"] = "run"
     steps: list[StepSpec]
 
     @model_validator(mode="after")

@@ -17,6 +17,7 @@ from typing import Any
 from .clock import Clock, format_ts
 from .index.vector_index import VectorIndex
 from .settings import HousekeepingSettings
+from .store import lifecycle_queries as queries
 from .store.db import Store
 from .store.retention import prune_if_due
 
@@ -48,23 +49,15 @@ def flag_due_reviews(store: Store, clock: Clock, batch: int, *, actor: str = "ma
     flagged: list[str] = []
     while True:
         with store.transaction() as conn:
-            due = conn.execute(
-                "SELECT id, review_at, valid_until FROM records WHERE review_at IS NOT NULL AND review_at <= ? "
-                "AND review_flagged_at IS NULL AND status IN ('provisional','confirmed') ORDER BY review_at, seq LIMIT ?",
-                (now, batch),
-            ).fetchall()
+            due = queries.due_reviews(conn, now, batch)
             if not due:
                 return flagged
             for row in due:
                 reason = _reason(row)
-                changed = conn.execute(
-                    "UPDATE records SET review_flagged_at = ?, review_reason = ?, updated_at = ? "
-                    "WHERE id = ? AND review_flagged_at IS NULL RETURNING seq",
-                    (now, reason, now, row["id"]),
-                ).fetchone()
-                if changed is None:
+                seq = queries.flag_for_review(conn, row["id"], reason, now)
+                if seq is None:
                     continue
-                store.bump(conn, changed["seq"])
+                store.bump(conn, seq)
                 store.append_event(conn, at=now, kind="record.review_due", actor=actor, record_id=row["id"], reason=reason,
                                    payload={"review_at": row["review_at"], "valid_until": row["valid_until"]})
                 flagged.append(row["id"])
@@ -78,12 +71,7 @@ def expire_provisional(store: Store, index: VectorIndex, clock: Clock, batch: in
     expired: list[str] = []
     while True:
         with store.transaction() as conn:
-            rows = conn.execute(
-                "UPDATE records SET status = 'expired', updated_at = ? WHERE seq IN ("
-                " SELECT seq FROM records WHERE status = 'provisional' AND expires_at IS NOT NULL AND expires_at <= ? "
-                " ORDER BY expires_at, seq LIMIT ?) AND status = 'provisional' RETURNING id, seq, expires_at",
-                (now, now, batch),
-            ).fetchall()
+            rows = queries.expire_lapsed_provisional(conn, now, batch)
             for row in rows:
                 store.bump(conn, row["seq"])
                 store.append_event(conn, at=now, kind="record.expired", actor=actor, record_id=row["id"],

@@ -22,6 +22,7 @@ class StageTimer:
 
     def __init__(self) -> None:
         self.stages: dict[str, float] = {}
+        self.failed: str | None = None  # the stage an exception escaped from (set by run_stages)
         self._start = time.perf_counter()
 
     @contextmanager
@@ -51,19 +52,15 @@ class Stage:
 def run_stages(stages: Sequence[Stage], ctx: Ctx, timer: StageTimer) -> Ctx:
     """Run ``stages`` in order on ``ctx``, timing each; stop after one that sets ``ctx.stopped``.
 
-    An exception propagates unchanged, with the failing stage's name attached as
-    ``exc.failed_stage`` so a caller can log where a request was refused.
+    An exception propagates unchanged; the failing stage's name is left in ``timer.failed`` (the
+    caller owns the timer), so a caller can log where a request was refused.
     """
     for stage in stages:
         try:
             with timer.stage(stage.name):
                 result = stage.run(ctx)
-        except Exception as exc:
-            if not hasattr(exc, "failed_stage"):
-                try:
-                    exc.failed_stage = stage.name  # type: ignore[attr-defined]
-                except AttributeError:  # pragma: no cover - exceptions with __slots__
-                    pass
+        except Exception:
+            timer.failed = stage.name
             raise
         if result is not None:
             ctx = result

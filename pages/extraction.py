@@ -72,32 +72,51 @@ permalink("session", open_session)
 if open_session:
     render_session(service, open_session, key="extraction_session_view")
 
-if can_run:
-    with st.expander("Upload a transcript"):
-        st.caption("JSON (a list of {role, content, at?} or {\"turns\": [...]}), JSON lines, or text lines 'role: content'. "
-                   "It is recorded as an ended session of the chosen agent and user, then extracted.")
+if can_run and st.toggle("Add a transcript: paste or upload one, then extract it", key="extraction_add_open"):
+    with st.container(border=True):
+        st.caption("Text lines 'role: content' (a line without a role continues the turn above; '[2026-03-02 09:15] "
+                   "user: …' gives a turn its time), JSON (a list of {role, content, at?} or {\"turns\": [...]}) or "
+                   "JSON lines. It is recorded as an ended session of the chosen agent and user, then extracted.")
         u1, u2, u3 = st.columns(3)
         up_agent = u1.selectbox("Agent", agents, index=None, accept_new_options=True, key="extraction_upload_agent")
         up_user = u2.selectbox("User", users, index=None, accept_new_options=True, key="extraction_upload_user")
         up_project = u3.text_input("Project (optional)", key="extraction_upload_project")
-        upload = st.file_uploader("Transcript", type=["json", "jsonl", "txt"], key="extraction_upload_file")
-        if st.button("Record and extract", key="extraction_upload_run", disabled=upload is None):
+        source = st.radio("Transcript", ["Paste", "Upload a file"], horizontal=True, key="extraction_add_source")
+        if source == "Paste":
+            pasted = st.text_area("Transcript text", key="extraction_paste_text", height=180,
+                                  placeholder="user: I'm flying to Tokyo next Tuesday.\nassistant: Have a good trip!")
+            data, name = (pasted.encode("utf-8"), "pasted") if pasted.strip() else (None, "")
+        else:
+            upload = st.file_uploader("Transcript file", type=["json", "jsonl", "txt"], key="extraction_upload_file")
+            data, name = (upload.getvalue(), upload.name) if upload is not None else (None, "")
+        when = st.text_input("When the conversation happened (optional): YYYY-MM-DD or YYYY-MM-DD HH:MM, UTC",
+                             key="extraction_add_when", placeholder="2026-03-02 09:15",
+                             help="Turns without their own time get this one, so 'next Tuesday' means the Tuesday "
+                             "after that day (a day alone means noon UTC). Without it, they get the upload time.")
+        turns, reference = None, extraction.reference_time(when)
+        if data is not None:
+            try:
+                turns = extraction.parse_transcript(data, name)
+                st.info(md_escape(f"{len(turns)} turns read. " + extraction.time_basis(service, turns, reference)))
+            except Exception as exc:  # noqa: BLE001 - a transcript that cannot be read, or a time in the future
+                show_error(exc)
+                turns = None
+        if st.button("Record and extract", key="extraction_upload_run", disabled=turns is None):
             if not (up_agent and up_user):
                 st.error("Choose the agent and the user the transcript belongs to.")
             else:
-                try:
-                    turns = extraction.parse_transcript(upload.getvalue(), upload.name)
-                except Exception as exc:  # noqa: BLE001
-                    show_error(exc)
-                else:
-                    _watch(f"Recording and extracting the uploaded transcript ({len(turns)} turns)…",
-                           lambda progress: extraction.extract_upload(service, identity, up_agent, up_user, turns,
-                                                                      up_project.strip(), progress))
+                flash(extraction.time_basis(service, turns, reference), "info")
+                _watch(f"Recording and extracting the transcript ({len(turns)} turns)…",
+                       lambda progress: extraction.extract_upload(service, identity, up_agent, up_user, turns,
+                                                                  up_project.strip(), progress, reference_time=reference))
 
 st.subheader("Runs")
 statuses = records.distinct_values(service, "status", "extraction_runs")
 r_status = st.selectbox("Status", ["", *statuses], key="extraction_runs_status") or None
 run_page = extraction.runs(service, r_status, None, page_number("extraction_runs", r_status), page_size)
+failed = extraction.failed_count(service)
+if failed and r_status != "failed":
+    st.warning(f"{failed} failed run(s): choose status 'failed' to list them; open one to read why it failed and retry it.")
 if not run_page.total:
     empty_state("No extraction runs yet." if not r_status else "No run has this status.")
     st.stop()

@@ -6,7 +6,7 @@ from admin_ui.auth.signin import require_identity
 from admin_ui.data.keys import KIND_HELP, client_snippet, create, key_rows, live_key_labels, revoke
 from admin_ui.runtime import get_service, get_settings
 from admin_ui.views.widgets import (
-    check_reason, empty_state, flash, labeller, md_escape, page_number, pager, read_only_note, reason_fields,
+    check_reason, empty_state, flash, labeller, md_escape, page_number, pager, reason_fields,
     reset_fields, show_error, show_flash, table,
 )
 
@@ -17,6 +17,10 @@ show_flash()
 st.caption("Keys of `agent-memory mcp --http`. A key names a principal (agent, user, optional project); grants still "
            "decide what it may read and write. A model key opens MCP sessions; a host key reports transcripts "
            "through hooks and is refused for MCP sessions. Tokens are stored only as a hash and shown once.")
+
+if not identity.can("grant"):  # the menu hides the page too; this guards a direct run of the script
+    st.warning(md_escape(f"Your role ({identity.role}) cannot open Keys: keys are managed by operators and admins."))
+    st.stop()
 
 include_revoked = st.toggle("Show revoked keys", value=True, key="keys_show_revoked")
 listing = st.container()  # filled at the end of the run, so a key created below is already in it
@@ -35,11 +39,6 @@ def show_keys() -> None:
 
 
 st.subheader("Create or revoke a key")
-if not identity.can("grant"):
-    read_only_note(identity, "create or revoke keys")
-    show_keys()
-    st.stop()
-
 left, right = st.columns(2)
 with left.form("key_create_form"):
     st.markdown("**Create a key**")
@@ -58,7 +57,10 @@ with left.form("key_create_form"):
         else:
             # Shown in this run only: nothing keeps the token, so the next interaction clears it.
             st.success(md_escape(f"Created {row['kind']} key {row['id']} for {row['agent_id']}/{row['user_id']}."))
-            st.warning("Copy the token now: it is not stored and will not be shown again.")
+            st.warning("Copy the token now: it is not stored and will not be shown again. Leaving or reloading "
+                       "this page clears it; a lost token cannot be recovered, only revoked and replaced.")
+            st.caption("To copy: use the copy button at the top right of the box below (it appears on hover), "
+                       "or select the text.")
             st.code(token, language=None, wrap_lines=True)
             st.caption("Where it goes")
             st.code(client_snippet(row, token), language=None, wrap_lines=True)

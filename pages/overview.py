@@ -39,7 +39,8 @@ with st.expander("Store composition now, and the latency of every logged search"
     st.plotly_chart(charts.store_composition_figure(stats), key="overview_composition")
     left, right = st.columns(2)
     left.plotly_chart(charts.records_over_time_figure(overview.records_over_time(service)), key="overview_over_time")
-    right.plotly_chart(charts.latency_histogram_figure(overview.search_latencies(service)), key="overview_latency")
+    right.plotly_chart(charts.latency_histogram_figure(overview.search_latencies(
+        service, include_extraction=st.session_state.get("overview_include_extraction", False))), key="overview_latency")
 
 left, right = st.columns(2)
 with left:

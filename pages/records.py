@@ -6,6 +6,7 @@ from admin_ui.auth.signin import require_identity
 from admin_ui.data import actions, records
 from admin_ui.data.records import RECORD_STATUSES, RECORD_TYPES
 from admin_ui.runtime import get_service, get_settings
+from admin_ui.views.memory_entry import render_write_form
 from admin_ui.views.record import render_record
 from admin_ui.views.widgets import (
     clicked_row, empty_state, labeller, md_escape, page_number, pager, permalink, show_flash, table,
@@ -23,6 +24,8 @@ show_flash()
 if user_mode:
     st.caption(md_escape(f"Everything stored in scopes you own: user:{owner} and each agent's private "
                          f"agent:<agent>/{owner} scope. Open a record to see why it is remembered, or forget it."))
+
+render_write_form(service, identity, [] if user_mode else records.known_users(service), selection_key="records_selected")
 
 # Facet counts (Datasette style): each option shows how many records picking it would list.
 current = records.RecordFilter(

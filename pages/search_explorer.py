@@ -68,8 +68,8 @@ with st.form("explorer_form"):
     with st.expander("Filters and flags"):
         f1, f2, f3 = st.columns(3)
         types = f1.multiselect("Types", RECORD_TYPES, key="explorer_types")
-        time_from = f2.date_input("From", value=None, key="explorer_time_from")
-        time_to = f3.date_input("To", value=None, key="explorer_time_to")
+        time_from = f2.date_input("Event time from", value=None, key="explorer_time_from", help=search.WINDOW_HELP)
+        time_to = f3.date_input("Event time to", value=None, key="explorer_time_to", help=search.WINDOW_HELP)
         g1, g2, g3 = st.columns(3)
         hints = g1.text_input("Entity hints (comma separated)", key="explorer_hints")
         limit = g2.number_input("Limit", min_value=1, max_value=options.max_limit, value=options.default_limit,

@@ -36,6 +36,8 @@ PERMISSIONS: dict[str, frozenset[str]] = {
     "review": frozenset({"reviewer", "operator", "admin"}),
     "forget": frozenset({"reviewer", "operator", "admin", "user"}),
     "grant": frozenset({"operator", "admin"}),
+    # write and edit memories in the app: a user about themselves, staff for any user (docs/write-path.md)
+    "write_memory": frozenset({"operator", "admin", "user"}),
     "merge": frozenset({"operator", "admin"}),
     "extract": frozenset({"operator", "admin"}),
     "maintain": frozenset({"admin"}),

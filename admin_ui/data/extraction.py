@@ -9,6 +9,7 @@ extracted.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -128,6 +129,47 @@ class UploadedTurn:
     at: str | None = None
 
 
+_DAY_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_DAY_AND_TIME = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}(:\d{2})?$")
+# "[2026-03-02 09:15] user: text" or "user: text"; role names as people paste them.
+_TEXT_TURN = re.compile(r"^\s*(?:\[(?P<at>[^\]]{4,40})\]\s*)?(?P<role>[A-Za-z]+)\s*:\s?(?P<content>.*)$")
+ROLE_NAMES = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant", "tool": "tool",
+              "system": "system"}
+
+
+def _text_turns(text: str) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        match = _TEXT_TURN.match(line)
+        role = ROLE_NAMES.get(match["role"].lower()) if match else None
+        if role is None:
+            if not items:
+                raise InvalidInputError(f"line {n} is not 'role: content' (roles: {', '.join(ROLES)})")
+            items[-1]["content"] += "\n" + line  # a turn of several lines
+            continue
+        item = {"role": role, "content": match["content"].strip()}
+        if match["at"]:
+            item["at"] = match["at"].strip().replace(" ", "T", 1)
+        items.append(item)
+    for item in items:
+        item["content"] = item["content"].strip()
+    return items
+
+
+def _json_items(text: str) -> list[Any] | None:
+    """The turns of a JSON document or of JSON lines; None when it is neither (text lines that
+    start with a bracket, such as "[2026-03-02 09:15] user: ...")."""
+    try:
+        parsed = json.loads(text)
+        return parsed.get("turns", []) if isinstance(parsed, dict) else parsed
+    except json.JSONDecodeError:
+        pass
+    try:
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+    except json.JSONDecodeError:
+        return None
+
+
 def parse_transcript(data: bytes, name: str = "") -> list[UploadedTurn]:
     """Turns from an uploaded file: a JSON list or ``{"turns": [...]}``, JSON lines, or text
     lines ``role: content``. Each turn needs a role (user, assistant, tool, system) and content."""
@@ -136,21 +178,11 @@ def parse_transcript(data: bytes, name: str = "") -> list[UploadedTurn]:
     stripped = text.strip()
     if not stripped:
         raise InvalidInputError("the transcript is empty")
-    if stripped[0] in "[{" and not name.endswith(".txt"):
-        try:
-            parsed = json.loads(stripped)
-            items = parsed.get("turns", []) if isinstance(parsed, dict) else parsed
-        except json.JSONDecodeError:
-            items = [json.loads(line) for line in stripped.splitlines() if line.strip()]
+    json_items = _json_items(stripped) if stripped[0] in "[{" and not name.endswith(".txt") else None
+    if json_items is not None:
+        items = json_items
     else:
-        items = []
-        for n, line in enumerate(stripped.splitlines(), 1):
-            if not line.strip():
-                continue
-            role, sep, content = line.partition(":")
-            if not sep:
-                raise InvalidInputError(f"line {n} is not 'role: content'")
-            items.append({"role": role.strip().lower(), "content": content.strip()})
+        items = _text_turns(stripped)
     turns = []
     for n, item in enumerate(items, 1):
         if not isinstance(item, dict) or item.get("role") not in ROLES or not isinstance(item.get("content"), str):
@@ -161,13 +193,40 @@ def parse_transcript(data: bytes, name: str = "") -> list[UploadedTurn]:
     return turns
 
 
+def _turn_dicts(turns: list[UploadedTurn]) -> list[dict[str, Any]]:
+    return [{"role": t.role, "content": t.content, **({"at": t.at} if t.at else {})} for t in turns]
+
+
+def reference_time(text: str | None) -> str | None:
+    """The time the person says the conversation happened, as the core reads it: ISO, UTC; a day
+    alone means noon (so the day stays the same in any time zone). None when the box is empty;
+    the core refuses a time it cannot read or one in the future."""
+    value = (text or "").strip()
+    if not value:
+        return None
+    if _DAY_ONLY.match(value):
+        return f"{value}T12:00:00Z"
+    return value.replace(" ", "T", 1) if _DAY_AND_TIME.match(value) else value
+
+
+def time_basis(service, turns: list[UploadedTurn], reference: str | None = None) -> str:
+    """What these turns' relative dates will resolve against, in words (``service.transcript_time_basis``)."""
+    return service.transcript_time_basis(_turn_dicts(turns), reference)
+
+
+def failed_count(service) -> int:
+    """How many extraction runs have failed (each shows its reason and a retry button)."""
+    return service.count_extraction_runs(status="failed")
+
+
 def extract_upload(service, identity: Identity, agent_id: str, user_id: str, turns: list[UploadedTurn],
-                   project_id: str | None = None, progress=None):
-    """Record an uploaded transcript as an ended session of (agent, user) and extract it now."""
+                   project_id: str | None = None, progress=None, *, reference_time: str | None = None):
+    """Record a pasted or uploaded transcript as an ended session of (agent, user) and extract it now;
+    turns without their own time get ``reference_time`` (else the upload time)."""
     require(identity, "extract")
     queued = service.extract_transcript(
         agent_id=agent_id.strip(), user_id=user_id.strip(), project_id=project_id or None, actor=identity.actor,
-        turns=[{"role": t.role, "content": t.content, **({"at": t.at} if t.at else {})} for t in turns], run_now=False,
+        turns=_turn_dicts(turns), run_now=False, reference_time=reference_time,
     )
     if progress:
         progress(f"recorded {len(turns)} turns as session {queued.run['session_id']}; queued run {queued.run['id']}")

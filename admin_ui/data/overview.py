@@ -45,9 +45,9 @@ def counts_by_scope(service, limit: int = 20) -> list[dict]:
     return service.counts_by_scope(limit)
 
 
-def search_latencies(service, limit: int = 5000) -> list[float]:
-    """Total milliseconds of the latest logged searches."""
-    return service.search_latencies(limit)
+def search_latencies(service, limit: int = 5000, include_extraction: bool = False) -> list[float]:
+    """Total milliseconds of the latest logged searches (the extractor's own only when asked for)."""
+    return service.search_latencies(limit, include_extraction)
 
 
 def recent_events(service, limit: int = 15) -> list[dict]:
@@ -91,10 +91,11 @@ def composition_over_time_data(service) -> list[dict[str, Any]]:
     return out
 
 
-def searches_per_day_data(service) -> list[dict[str, Any]]:
-    """Per day: searches, empty answers, and p50 / p95 latency in milliseconds."""
+def searches_per_day_data(service, include_extraction: bool = False) -> list[dict[str, Any]]:
+    """Per day: searches, empty answers, and p50 / p95 latency in milliseconds (the searches agents
+    and people made; the extractor's related-record look-ups too with ``include_extraction``)."""
     by_day: dict[str, list] = defaultdict(list)
-    for r in service.search_timings():
+    for r in service.search_timings(include_extraction):
         by_day[r["day"]].append((r["total_ms"], r["empty"]))
     out = []
     for day in sorted(by_day):
@@ -105,20 +106,42 @@ def searches_per_day_data(service) -> list[dict[str, Any]]:
     return out
 
 
+# The kinds of empty answer, as (label, pattern on the reason): the first that matches names the
+# kind, so reasons that differ only in their numbers, names or floors count together.
+REASON_KINDS: tuple[tuple[str, re.Pattern], ...] = tuple((label, re.compile(pattern)) for label, pattern in (
+    ("From/To window removed the records", r"event-time window"),
+    ("no readable scope (no grant)", r"^no readable scopes"),
+    ("no readable record (grants, status or type)", r"^0 readable records|^no record in the readable scopes"),
+    ("only superseded or expired records matched", r"^all \d+ candidates filtered as"),
+    ("a known name, nothing on the rest", r"^mentions .*, but (nothing about the rest|the rest of the question)"),
+    ("weak match: below the relevance floors", r"^(best |no dense candidate|no lexical match|no entity match)"),
+    ("no candidates", r"^no candidates"),
+))
+
+
 def reason_class(reason: str) -> str:
-    """A reason with its numbers and details taken out, so equal causes count together."""
-    text = re.sub(r"\([^)]*\)", "", reason or "")
+    """The kind of an empty answer's reason (one of :data:`REASON_KINDS`); a reason of no known kind
+    keeps its first clause with the numbers and details taken out."""
+    text = (reason or "").strip()
+    for label, pattern in REASON_KINDS:
+        if pattern.search(text):
+            return label
+    text = re.sub(r"\([^)]*\)", "", text)
     text = re.sub(r"\d+(?:\.\d+)?", "N", text)
     return " ".join(text.split(";")[0].split()) or "no reason recorded"
 
 
-def empty_reasons_data(service, top: int = 6) -> dict[str, Any]:
-    """The empty-answer rate over every logged search, and the most common reasons."""
-    rows = service.search_outcomes()
-    empty = [r["empty_reason"] for r in rows if r["empty"]]
-    counts = Counter(reason_class(r or "") for r in empty).most_common(top)
+def empty_reasons_data(service, top: int = 6, include_extraction: bool = False) -> dict[str, Any]:
+    """The empty-answer rate over the logged searches, and the most common kinds of reason, each
+    with one full reason as an example (the extractor's own searches only with ``include_extraction``)."""
+    rows = service.search_outcomes(include_extraction)
+    empty = [r["empty_reason"] or "" for r in rows if r["empty"]]
+    examples: dict[str, str] = {}
+    for reason in empty:
+        examples.setdefault(reason_class(reason), reason)
+    counts = Counter(reason_class(r) for r in empty).most_common(top)
     return {"searches": len(rows), "empty": len(empty), "rate": (len(empty) / len(rows)) if rows else 0.0,
-            "reasons": [{"reason": reason, "searches": n} for reason, n in counts]}
+            "reasons": [{"reason": reason, "searches": n, "example": examples[reason]} for reason, n in counts]}
 
 
 def review_backlog_data(service) -> list[dict[str, Any]]:

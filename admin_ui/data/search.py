@@ -15,6 +15,11 @@ from memory_core import charts
 from memory_core.clock import format_ts
 
 
+# What the explorer's From/To fields filter, said beside them.
+WINDOW_HELP = ("Keeps only records whose event time (when the thing happened, not when it was written) falls in this "
+               "window; a record with no event time is left out too. The time_window stage counts what it removed.")
+
+
 @dataclass
 class SearchForm:
     """What the explorer's widgets collected."""
@@ -138,8 +143,13 @@ def result_rows(response) -> list[dict[str, Any]]:
 
 
 def stage_rows(response) -> list[dict[str, Any]]:
-    """The stage table: name, ran/skipped, ms, how many it dropped, first note."""
-    return response.trace.stage_rows()
+    """The stage table: name, ran/skipped, ms, how many candidates it dropped, the readable records
+    left by the filter stages (before any candidate exists), first note."""
+    rows = response.trace.stage_rows()
+    for row, stage in zip(rows, response.trace.stages):
+        left = (stage.outputs or {}).get("readable_records")
+        row["readable left"] = "" if left is None else str(left)
+    return rows
 
 
 def generator_rows(response) -> list[dict[str, Any]]:
@@ -155,11 +165,25 @@ def empty_headline(response) -> str | None:
     return f"No memory returned: {reason}"
 
 
+def _stage_number(stages, name: str) -> int | None:
+    return next((n for n, st in enumerate(stages, 1) if st.name == name), None)
+
+
 def dropping_stage(response) -> int | None:
-    """The 1-based number of the stage that left nothing to return (None if something was returned)."""
+    """The 1-based number of the stage that left nothing to return (None if something was returned).
+
+    A search whose filters left no readable record was emptied before any candidate existed, so the
+    stage is the time window (when it removed them all) or the hard filter, not the first generator
+    that found nothing."""
     if response.results or not response.trace.stages:
         return None
     stages = response.trace.stages
+    window, hard = _stage_number(stages, "time_window"), _stage_number(stages, "hard_filter")
+    if window and (stages[window - 1].outputs or {}).get("readable_records") == 0 \
+            and (stages[window - 1].outputs or {}).get("removed"):
+        return window
+    if hard and (stages[hard - 1].outputs or {}).get("readable_records") == 0:
+        return hard
     for number in range(len(stages), 0, -1):
         if stages[number - 1].dropped:
             return number
@@ -168,6 +192,16 @@ def dropping_stage(response) -> int | None:
         if stage.status == "ran" and any(isinstance(v, list) and not v for v in outputs.values()):
             return number
     return None
+
+
+def window_stage(response) -> tuple[int, int] | None:
+    """(stage number, records removed) of the time-window stage of an empty answer when the From/To
+    window removed readable records, so the explorer can point at it beside the stage that emptied it."""
+    if response.results:
+        return None
+    number = _stage_number(response.trace.stages, "time_window")
+    removed = (response.trace.stages[number - 1].outputs or {}).get("removed") if number else None
+    return (number, int(removed)) if removed else None
 
 
 def request_fields(response) -> dict[str, Any]:

@@ -15,9 +15,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from memory_core.text import count_tokens
+
+from .context_sizes import Part, prefix_parts, tokens, with_shares
 from .records import records_by_ids, session_info, transcript
 
 FORGOTTEN = "[forgotten]"
+STATUS_WORDS = {"deleted": "forgotten", "missing": "gone"}
+# What each lifecycle event makes of a record's status (others leave it as it was).
+_EVENT_STATUS = {"record.superseded": "superseded", "record.forgotten": "deleted", "record.expired": "expired",
+                 "record.promoted": "confirmed"}
 ORIGIN_LABELS = {"model": "the model's own memory_search", "host": "the host's search", "admin": "an admin search",
                  "eval": "an evaluation search", None: "a search of unknown origin"}
 
@@ -34,6 +41,21 @@ class Memory:
     admitted: bool = True
     score: float | None = None
     reason: str | None = None
+    status_then: str | None = None  # the record's status when the model received it (from its events)
+
+    @property
+    def status_label(self) -> str:
+        """Its status then and now: "confirmed", or "confirmed then, forgotten since"."""
+        now = STATUS_WORDS.get(self.status, self.status)
+        if self.status_then is None:
+            return f"{now} (status then unknown)"
+        then = STATUS_WORDS.get(self.status_then, self.status_then)
+        return then if then == now else f"{then} then, {now} since"
+
+    @property
+    def tokens(self) -> int | None:
+        """Its text's estimated tokens; None once forgotten (the text is erased, so its size is unknown)."""
+        return None if self.content == FORGOTTEN else count_tokens(self.content)
 
 
 @dataclass
@@ -78,10 +100,13 @@ class ContextView:
     turns: list[TurnView]
     host_decisions_recorded: bool
 
+    def deliveries(self) -> list[Delivery]:
+        """Every delivery in order: those before the first turn, then turn by turn."""
+        return [*self.before_turns, *(d for t in self.turns for d in t.deliveries)]
+
     @property
     def memories_received(self) -> int:
-        deliveries = [*self.before_turns, *(d for t in self.turns for d in t.deliveries)]
-        return sum(1 for d in deliveries if d.received for m in d.memories if m.admitted)
+        return sum(1 for d in self.deliveries() if d.received for m in d.memories if m.admitted)
 
 
 def recent_sessions(service, limit: int = 300) -> list[dict[str, Any]]:
@@ -136,7 +161,54 @@ def build_context_view(service, session_id: str) -> ContextView | None:
         _place(turns, before, delivery, lambda t, n=decision["turn"]: t.turn <= n)
     for turn in turns:
         turn.deliveries.sort(key=lambda d: d.at)  # stable: a search before the decision that used it
-    return ContextView(info, prefix, before, turns, available)
+    view = ContextView(info, prefix, before, turns, available)
+    _statuses_then(service, view)
+    return view
+
+
+def status_at(events: list[dict[str, Any]], at: str) -> str | None:
+    """A record's status at ``at`` from its events (oldest first), or None when it did not exist yet."""
+    status = None
+    for event in events:
+        if event["at"] > at:
+            break
+        if event["kind"] == "record.created":
+            status = (event.get("payload") or {}).get("status") or "confirmed"
+        elif event["kind"] in _EVENT_STATUS and status is not None:
+            status = _EVENT_STATUS[event["kind"]]
+    return status
+
+
+def _statuses_then(service, view: ContextView) -> None:
+    events: dict[str, list[dict[str, Any]]] = {}
+    for delivery in view.deliveries():
+        for memory in delivery.memories:
+            if memory.record_id not in events:
+                events[memory.record_id] = sorted(service.events_for(memory.record_id), key=lambda e: (e["at"], e.get("seq") or 0))
+            memory.status_then = status_at(events[memory.record_id], delivery.at)
+
+
+def context_parts(view: ContextView) -> list[Part]:
+    """Every part of what the session's model was given, with its estimated tokens and share:
+    the prefix (host text, policy, profile, tools), the transcript turns, each memory that reached
+    the model, and the JSON around the host-issued results."""
+    parts = prefix_parts(view.prefix) if view.prefix else []
+    if view.turns:
+        parts.append(Part("conversation turns", f"{len(view.turns)} turn(s), as recorded",
+                          sum(tokens(t.content) for t in view.turns)))
+    for delivery in view.deliveries():
+        if not delivery.received:
+            continue
+        where = f"{delivery.kind.replace('_', ' ')} at {delivery.at}"
+        admitted = [m for m in delivery.memories if m.admitted]
+        for m in admitted:
+            parts.append(Part(f"memory {m.record_id}", f"{where} · {m.status_label}", m.tokens))
+        if delivery.message is not None:
+            known = [m.tokens for m in admitted]
+            envelope = tokens(delivery.message) - sum(t for t in known if t is not None) if None not in known else None
+            parts.append(Part("tool-result JSON around it", f"{where} (ids, scores, why)",
+                              max(envelope, 0) if envelope is not None else None))
+    return with_shares(parts)
 
 
 def _place(turns: list[TurnView], before: list[Delivery], delivery: Delivery, at_or_before) -> None:

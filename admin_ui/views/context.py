@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ..data.session_context import ContextView, Delivery, build_context_view
+from ..data.session_context import ContextView, Delivery, build_context_view, context_parts
+from .context_sizes import render_parts
 from .navigation import page_path
 from .timefmt import show_time
 from .widgets import content_block, md_escape, table
@@ -29,6 +30,7 @@ def render_context(service, session_id: str) -> ContextView | None:
         st.text(f"session {info['id']} · agent {info['agent_id']} · user {info['user_id']} · "
                 f"project {info.get('project_id') or '-'} · {info.get('framework') or 'no adapter'} · "
                 f"{info.get('trigger_mode') or '-'} · started {show_time(info['started_at'])} · ended {show_time(info.get('ended_at'))}")
+    render_parts(context_parts(view), "context_sizes")
     _prefix(view)
     _timeline(view)
     return view
@@ -43,40 +45,50 @@ def _prefix(view: ContextView) -> None:
         return
     st.caption(md_escape(f"Recorded at session start {show_time(prefix['recorded_at'])}; first model call "
                          f"{show_time(prefix.get('model_view_at'), 'not seen yet')}."))
-    with st.container(key="context_system"):
+    render_prefix(prefix, "context")
+
+
+def render_prefix(prefix: dict, key: str) -> None:
+    """A prefix, recorded or previewed: system text, policy, profile and tools (widget keys ``<key>_...``)."""
+    with st.container(key=f"{key}_system"):
         st.markdown("**System text the model received** (the host's text, the memory-use policy and the profile)")
         if prefix.get("system_text") is not None:
             content_block(prefix["system_text"])
+        elif prefix.get("adapter_prefix") is not None:
+            st.caption("What the adapter adds to the host's own system text (the policy, then the profile):")
+            content_block(prefix["adapter_prefix"])
         else:
             st.caption("The session has had no model call yet: the adapter records the whole system text on the first.")
-    with st.container(key="context_policy"):
+    with st.container(key=f"{key}_policy"):
         st.markdown("**Memory-use policy**")
         content_block(prefix["policy"])
-    with st.container(key="context_profile"):
-        _profile(prefix)
-    with st.container(key="context_tools"):
+    with st.container(key=f"{key}_profile"):
+        _profile(prefix, key)
+    with st.container(key=f"{key}_tools"):
         st.markdown("**Tool definitions**")
         offered = prefix.get("offered_tools")
         if offered:
-            table([{"name": t.get("name"), "description": t.get("description")} for t in offered], key="context_offered_tools")
+            table([{"name": t.get("name"), "description": t.get("description")} for t in offered], key=f"{key}_offered_tools")
         st.caption("Memory tools as the core defined them")
         st.json(prefix.get("memory_tools") or [], expanded=False)
 
 
-def _profile(prefix: dict) -> None:
+def _profile(prefix: dict, key: str) -> None:
     st.markdown("**Ambient profile**")
     if not prefix.get("ambient_enabled"):
-        st.caption("Off for this session (the host did not enable it).")
+        st.caption("Off for this session (the host did not enable it)." if prefix.get("recorded_at")
+                   else "Off: the host has not turned the ambient profile on.")
         return
     items = prefix.get("profile_items") or []
     limits = prefix.get("profile_limits") or {}
+    fixed = "fixed at session start" if prefix.get("recorded_at") else "as a session starting now would get it"
     st.caption(md_escape(f"{len(items)} item(s) within max {limits.get('max_items')} items and "
-                         f"{limits.get('max_tokens')} tokens, fixed at session start."))
+                         f"{limits.get('max_tokens')} tokens, {fixed}."))
     if not items:
         st.caption("No record qualified: nothing was added to the prefix.")
     else:
         table([{"record": i["record_id"], "text": i["text"], "version": i["version"], "category": i["category"],
-                "scope": i["scope"], "why ambient": i["basis"]} for i in items], key="context_profile_items")
+                "scope": i["scope"], "why ambient": i["basis"]} for i in items], key=f"{key}_profile_items")
         content_block(prefix.get("profile_text"))
         for item in items:
             st.page_link(RECORDS_PAGE, label=md_escape(f"Open {item['record_id']} (version {item['version']})"),
@@ -84,7 +96,7 @@ def _profile(prefix: dict) -> None:
     excluded = prefix.get("profile_excluded") or []
     if excluded:
         st.caption("Left out at assembly")
-        table(excluded, key="context_profile_excluded")
+        table(excluded, key=f"{key}_profile_excluded")
 
 
 def _timeline(view: ContextView) -> None:
@@ -119,8 +131,8 @@ def _delivery(delivery: Delivery, n: int) -> int:
             st.caption("Decision")
             content_block(delivery.reason)
         if delivery.memories:
-            rows = [{"record": m.record_id, "content": m.content, "version": m.version, "status": m.status,
-                     "scope": m.scope, "admitted": m.admitted, "score": m.score, "why": m.reason}
+            rows = [{"record": m.record_id, "content": m.content, "version": m.version, "status": m.status_label,
+                     "tokens (est.)": m.tokens, "scope": m.scope, "admitted": m.admitted, "score": m.score, "why": m.reason}
                     for m in delivery.memories]
             table(rows, key=f"context_memories_{n}")
         elif delivery.empty_reason:

@@ -65,14 +65,34 @@ def searches_per_day_figure(rows: list[dict[str, Any]]) -> go.Figure:
     return _layout(fig)
 
 
+def _wrap(text: str, width: int = 24) -> str:
+    """A label broken into lines of about ``width`` characters (plotly's ``<br>``), escaped first."""
+    lines, line = [], ""
+    for word in str(text).split():
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}".strip()
+    lines.append(line)
+    return "<br>".join(_plain(part) for part in lines)
+
+
 def empty_reasons_figure(data: dict[str, Any]) -> go.Figure:
+    """One bar per kind of empty answer, its count written on the bar; short wrapped labels with room
+    made for them (automargin), a whole-number axis with few ticks, the full example reason on hover."""
     if not data["reasons"]:
         return empty_figure("No empty answers")
     reasons = list(reversed(data["reasons"]))
-    fig = go.Figure(go.Bar(x=[r["searches"] for r in reasons], y=[_plain(r["reason"]) for r in reasons],
-                           orientation="h", marker_color="#b0b7c3"))
-    fig.update_xaxes(title_text="empty searches", dtick=1)
-    return _layout(fig, height=60 + 40 * len(reasons))
+    labels = [_wrap(r["reason"]) for r in reasons]
+    fig = go.Figure(go.Bar(x=[r["searches"] for r in reasons], y=labels, orientation="h", marker_color="#b0b7c3",
+                           text=[r["searches"] for r in reasons], textposition="auto",
+                           hovertext=[_plain(f"{r['searches']} × e.g. {r.get('example', r['reason'])[:160]}") for r in reasons],
+                           hoverinfo="text"))
+    fig.update_xaxes(title_text="empty searches", tickformat="d", rangemode="tozero", nticks=6)
+    fig.update_yaxes(automargin=True, tickfont=dict(size=11))
+    lines = sum(label.count("<br>") + 1 for label in labels)
+    return _layout(fig, height=max(220, 80 + 26 * lines + 14 * len(labels)))
 
 
 def review_backlog_figure(rows: list[dict[str, Any]]) -> go.Figure:
@@ -107,10 +127,16 @@ def _chart(title: str, figure, caption: str, key: str) -> None:
 
 
 def render_dashboard(service) -> None:
-    """Store composition over time, searches per day, empty answers, review backlog, extraction."""
+    """Store composition over time, searches per day, empty answers, review backlog, extraction.
+
+    The search charts count the searches agents and people made; the extractor's own related-record
+    look-ups (origin ``extraction``) only when the toggle asks for them."""
+    include = st.toggle("Include extraction's own searches", key="overview_include_extraction",
+                        help="The extractor searches for related records to show its reviewer; those searches are "
+                             "not an agent's, so the search charts and rates leave them out unless this is on.")
     composition = overview.composition_over_time_data(service)
-    per_day = overview.searches_per_day_data(service)
-    empties = overview.empty_reasons_data(service)
+    per_day = overview.searches_per_day_data(service, include)
+    empties = overview.empty_reasons_data(service, include_extraction=include)
     backlog = overview.review_backlog_data(service)
     extraction = overview.extraction_outcomes_data(service)
 
@@ -130,9 +156,11 @@ def render_dashboard(service) -> None:
     left, right = st.columns(2)
     with left:
         rate = f"{empties['rate']:.0%}" if empties["searches"] else "no searches yet"
+        who = "extraction's own searches included" if include else "searches by agents and people; extraction's own left out"
         _chart("Empty answers and why", empty_reasons_figure(empties),
-               f"{empties['empty']} of {empties['searches']} logged searches returned nothing ({rate}). An empty "
-               f"answer is a normal outcome; the bars group the reasons the pipeline gave, with numbers left out.",
+               f"{empties['empty']} of {empties['searches']} logged searches returned nothing ({rate}; {who}). An empty "
+               f"answer is a normal outcome; the bars group the reasons the pipeline gave by their kind "
+               f"(hover a bar for an example).",
                "overview_dash_empty")
     with right:
         waiting = sum(r["provisional"] + r["review_due"] for r in backlog)

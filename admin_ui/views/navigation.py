@@ -28,11 +28,12 @@ PAGES = [
     ("records.py", "Records", ":material/description:", "records", None),
     ("review_queue.py", "Review queue", ":material/fact_check:", "review", "view_store"),
     ("grants.py", "Grants", ":material/key:", "grants", "view_store"),
-    ("keys.py", "Keys", ":material/vpn_key:", "keys", "view_store"),  # the MCP server's API keys (docs/mcp.md)
+    ("keys.py", "Keys", ":material/vpn_key:", "keys", "grant"),  # the MCP server's API keys (docs/mcp.md): operators
     ("entities.py", "Entities", ":material/hub:", "entities", "view_store"),
     ("extraction.py", "Extraction", ":material/auto_awesome:", "extraction", "view_store"),
     ("logs.py", "Logs", ":material/receipt_long:", "logs", "view_store"),
     ("session_context.py", "Session context", ":material/visibility:", "context", "view_store"),
+    ("agent_view.py", "What an agent sees", ":material/smart_toy:", "agent", "view_store"),
     ("ambient_profile.py", "Ambient profile", ":material/tune:", "profile", None),
 ]
 

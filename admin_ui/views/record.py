@@ -9,8 +9,10 @@ import streamlit as st
 
 from ..auth.accounts import Identity
 from ..data import actions
+from ..data.memory_entry import provenance
 from ..data.records import (Record, conflict_rows, entity_link_rows, event_rows, evidence_context, lineage_rows,
                             session_info)
+from .memory_entry import render_revise_form
 from .timefmt import show_time
 from .widgets import check_reason, clear_selection, content_block, flash, md_escape, reason_fields, reset_fields, show_error, table
 
@@ -57,6 +59,7 @@ def render_record(service, identity: Identity, record: Record, key: str, selecti
     with tabs[5]:
         table(event_rows(service, record.id), key=f"{key}_events", empty="No events for this record.")
     if allow_forget:
+        render_revise_form(service, identity, record, key, selection_key)
         _forget_action(service, identity, record, key, selection_key, table_key)
 
 
@@ -67,7 +70,7 @@ def _evidence(service, record: Record, key: str) -> None:
     if not record.evidence:
         st.caption(md_escape(f"No evidence quote: source {record.source_kind}, ref {record.source_ref or 'none'}."))
         return
-    st.caption("Evidence quote")
+    st.caption(md_escape(provenance(record) or "Evidence quote"))
     content_block(record.evidence)
     if record.evidence_session_id:
         info = session_info(service, record.evidence_session_id) or {}

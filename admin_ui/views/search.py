@@ -67,9 +67,14 @@ def render_stage_stepper(response, contents: dict[str, str] | None = None) -> No
         with right:
             st.caption("Outputs (each record's content added beside its id)")
             st.json(search.with_content(stage.outputs or {}, contents), expanded=True)
-        st.caption(md_escape(f"Dropped here: {len(stage.dropped)}"))
+        left = (stage.outputs or {}).get("readable_records")
+        if left is not None:  # a filter stage: it limits what may become a candidate, before any exists
+            removed = (stage.outputs or {}).get("removed")
+            st.text(f"Readable records left: {left}" + (f" (the window removed {removed})" if removed else ""))
+        st.caption(md_escape(f"Candidates dropped here: {len(stage.dropped)}"))
         if not stage.dropped:
-            st.info("This stage dropped nothing.")
+            st.info("No candidate existed yet: this stage decides which records the generators may read."
+                    if left is not None else "This stage dropped nothing.")
         for n, d in enumerate(stage.dropped):
             # In full, as text: the reason and the content are what an engineer reads here.
             with st.container(border=True, key=f"explorer_dropped_{n}"):
@@ -113,6 +118,10 @@ def render_response(service, identity: Identity, response) -> None:
                 name = response.trace.stages[number - 1].name
                 st.button(f"Show the stage that dropped everything: {number}. {name}", key="explorer_jump",
                           on_click=_jump, args=(number,))
+            window = search.window_stage(response)
+            if window and window[0] != number:
+                st.button(f"Show the time window, which removed {window[1]} readable record(s): {window[0]}. time_window",
+                          key="explorer_jump_window", on_click=_jump, args=(window[0],))
     else:
         st.success(md_escape(f"{len(response.results)} result(s). {response.explanation.summary}"))
 

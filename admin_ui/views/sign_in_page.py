@@ -24,7 +24,8 @@ def render_sign_in(destination: str | None = None) -> None:
     """The sign-in page shown to anyone not signed in (``destination``: the page a deep link asked for)."""
     st.title("Sign in to agent-memory")
     if destination:
-        st.caption(md_escape(f"Sign in to open {destination}; you will land there afterwards."))
+        st.caption(md_escape(f"Sign in to open {destination}; you will land there afterwards if your role may open "
+                             "it, else on your first page, with a note saying why."))
     settings = get_settings()
     accounts, problem = configured_accounts()
     if problem:

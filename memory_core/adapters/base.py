@@ -83,6 +83,11 @@ def format_tool_result(result: dict[str, Any]) -> str:
     return body
 
 
+def join_prefix(policy: str, profile_text: str | None) -> str:
+    """The text an adapter adds to the system prompt: the policy, then the profile block (when any)."""
+    return "\n\n".join(part for part in (policy, profile_text) if part)
+
+
 def drop_null_arguments(arguments: Any) -> Any:
     """Arguments without keys whose value is null: strict tool-calling formats make a model send
     every property, with null for the ones it means to leave out."""
@@ -144,7 +149,7 @@ class MemoryRuntime:
     def prefix(self, session: "Session") -> str:
         """What the adapter adds to the system prompt: the policy, then the session's profile."""
         recorded = self.context(session)
-        return "\n\n".join(part for part in (recorded["policy"], recorded.get("profile_text")) if part)
+        return join_prefix(recorded["policy"], recorded.get("profile_text"))
 
     def note_model_call(self, session: "Session", system_text: str, tools: Callable[[], list[dict[str, Any]]]) -> None:
         """Record the system text and tool list of the session's first model call (once per session)."""

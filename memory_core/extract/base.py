@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Protocol
 from ..clock import parse_ts
 from ..errors import NotFoundError
 from ..store.db import Store, loads
+from ..store.extract_queries import session_row
+from ..store.write_queries import session_turns
 from .anthropic import ModelExtractor, ModelReviewer
 from .candidates import ExtractionOutput, ReviewDecision, ReviewItem, Transcript, Turn
 from .offline import OfflineExtractor, OfflineReviewer
@@ -77,11 +79,12 @@ def describe(component) -> str:
 
 def load_transcript(store: Store, session_id: str) -> Transcript:
     """The session's principal, write targets and turns, as stored."""
-    row = store.query_one("SELECT * FROM sessions WHERE id = ?", (session_id,))
+    with store.lock:
+        row = session_row(store.conn, session_id)
+        turn_rows = session_turns(store.conn, session_id) if row is not None else []
     if row is None:
         raise NotFoundError(f"no session {session_id}", session_id=session_id)
-    turns = [Turn(t["turn"], t["role"], t["content"], parse_ts(t["at"]))
-             for t in store.query("SELECT turn, role, content, at FROM turns WHERE session_id = ? ORDER BY turn", (session_id,))]
+    turns = [Turn(t["turn"], t["role"], t["content"], parse_ts(t["at"])) for t in turn_rows]
     return Transcript(
         session_id=session_id, agent_id=row["agent_id"], user_id=row["user_id"], project_id=row["project_id"],
         write_targets=loads(row["write_targets"], {}), started_at=parse_ts(row["started_at"]), turns=turns,

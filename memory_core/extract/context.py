@@ -17,6 +17,7 @@ from ..text import normalise_alias
 from ..policy.scopes import Scope
 from ..store.db import Store
 from ..store.records import fetch_records
+from ..store.write_queries import entity_in_scope_by_alias
 from .candidates import Candidate, Transcript
 
 log = logging.getLogger(__name__)
@@ -24,12 +25,7 @@ log = logging.getLogger(__name__)
 
 def _subject_entity(conn, candidate: Candidate, scope: Scope, user_id: str) -> str | None:
     if candidate.about:
-        row = conn.execute(
-            "SELECT e.id FROM entity_aliases a JOIN entities e ON e.id = a.entity_id WHERE a.alias_norm = ? "
-            "AND e.scope_kind = ? AND e.scope_id = ? AND e.status != 'merged' ORDER BY e.created_at LIMIT 1",
-            (normalise_alias(candidate.about), scope.kind, scope.id),
-        ).fetchone()
-        return row["id"] if row else None
+        return entity_in_scope_by_alias(conn, normalise_alias(candidate.about), scope.kind, scope.id)
     if scope.kind == "user" and scope.id == user_id:
         return find_principal_entity(conn, user_id)
     return None
@@ -47,7 +43,8 @@ class SearchFunction(Protocol):
     """A memory search as a principal (``MemoryService.search``); returns an object with ``results``,
     each holding the ``record`` it found."""
 
-    def __call__(self, *, agent_id: str, user_id: str, query: str, limit: int, session_id: str | None) -> Any: ...
+    def __call__(self, *, agent_id: str, user_id: str, query: str, limit: int, session_id: str | None,
+                 origin: str | None) -> Any: ...
 
 
 def related_records(store: Store, search: SearchFunction | None, transcript: Transcript, candidate: Candidate,
@@ -69,7 +66,7 @@ def related_records(store: Store, search: SearchFunction | None, transcript: Tra
     if search is not None and len(found) < limit:
         try:
             response = search(agent_id=transcript.agent_id, user_id=transcript.user_id, query=candidate.content,
-                              limit=limit, session_id=transcript.session_id)
+                              limit=limit, session_id=transcript.session_id, origin="extraction")
             for result in response.results:
                 if result.record is not None and result.record.id not in found:
                     found[result.record.id] = _view(result.record, False)

@@ -31,6 +31,7 @@ from ..ingest.timing import StageTimer
 from ..ingest.writer import WriteRequest
 from ..policy.rules import normalise_attribute
 from ..store.db import dumps
+from ..store.extract_queries import finish_run_succeeded, live_summary_id
 from ..telemetry import spans
 from . import failures, runs
 from .base import build_extractor, build_reviewer, describe, load_transcript
@@ -264,10 +265,8 @@ class ExtractionRunner:
                 latest_by_subject[subject] = item
 
     def _summary_request(self, item: Item | None, transcript: Transcript, validator: Validator, detail: dict) -> WriteRequest | None:
-        existing = self.deps.store.scalar(
-            "SELECT id FROM records WHERE source_kind = 'session_summary' AND source_ref = ? AND status IN ('provisional','confirmed') LIMIT 1",
-            (transcript.session_id,),
-        )
+        with self.deps.store.lock:
+            existing = live_summary_id(self.deps.store.conn, transcript.session_id)
         if existing:
             detail["summary"] = f"kept {existing}: the session already has a summary"
             if item is not None:
@@ -343,11 +342,8 @@ class ExtractionRunner:
             rows = [i.row() for i in items] + ([summary_item.row()] if summary_item is not None else [])
             detail["counts"] = _counts(rows)
             stages = {**timer.stages, "total": timer.total_ms()}
-            conn.execute(
-                "UPDATE extraction_runs SET status = 'succeeded', finished_at = ?, claimed_by = NULL, lease_until = NULL, error = NULL, "
-                "extractor = ?, reviewer = ?, stages = ?, summary_record_id = ? WHERE id = ?",
-                (now, describe(self.extractor), describe(self.reviewer), dumps(stages), summary_id, held.run_id),
-            )
+            finish_run_succeeded(conn, held.run_id, now=now, extractor=describe(self.extractor), reviewer=describe(self.reviewer),
+                                 stages_json=dumps(stages), summary_record_id=summary_id)
             runs.log_candidates(conn, held, rows)
             runs.finish_attempt(conn, held, outcome="succeeded", at=now, error=None, extractor=describe(self.extractor),
                                 reviewer=describe(self.reviewer), stages=stages, detail=detail)

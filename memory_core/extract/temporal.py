@@ -41,6 +41,8 @@ class Resolution:
             return self.start.strftime("%B %Y")
         if self.period == "week":
             return f"week of {self.start.date().isoformat()}"
+        if self.period == "either":  # an ambiguous "next <weekday>": this week's day or the next week's
+            return f"{self.start.date().isoformat()} or {(self.end - timedelta(days=1)).date().isoformat()}"
         return self.start.date().isoformat()
 
     def value_for(self, field_name: str) -> datetime:
@@ -120,13 +122,35 @@ def ambiguity(field_name: str, expression: str, base: datetime, resolution: Reso
     others; when the parser's answer falls in the same calendar week as the turn, no date is
     attached rather than a guess.
     """
-    if _NEXT_WEEKDAY.search(expression):
-        base_day = to_utc(base).date()
-        if resolution.start.date().isocalendar()[:2] == base_day.isocalendar()[:2]:
-            return f"'{expression}' said on a {base_day.strftime('%A')} could mean this week or the next"
+    if two_readings(expression, base, resolution) is not None:
+        return f"'{expression}' said on a {to_utc(base).date().strftime('%A')} could mean this week or the next"
     if field_name != "valid_from" and resolution.end <= to_utc(base):
         return f"'{expression}' resolves to a range that is already over at the turn's time"
     return None
+
+
+def two_readings(expression: str, base: datetime, resolution: Resolution) -> tuple[Resolution, Resolution] | None:
+    """The two days an ambiguous "next <weekday>" can mean (this week's and the next week's), or None."""
+    if not _NEXT_WEEKDAY.search(expression):
+        return None
+    if resolution.start.date().isocalendar()[:2] != to_utc(base).date().isocalendar()[:2]:
+        return None
+    week = timedelta(days=7)
+    return resolution, Resolution(expression, resolution.start + week, resolution.end + week, resolution.period)
+
+
+def _review_after_both(field_name: str, expression: str, turn_at: datetime, resolution: Resolution) -> TemporalCheck | None:
+    """A review time for an ambiguous "next <weekday>": once the later reading is over, so a plan is
+    never kept without one (a review a week late costs little; none at all keeps a stale plan)."""
+    readings = two_readings(expression, turn_at, resolution)
+    if field_name != "review_at" or readings is None:
+        return None
+    early, late = readings
+    both = f"{early.label()} or {late.label()}"
+    reason = (f"'{expression}' in the turn of {format_ts(turn_at)} (a {to_utc(turn_at).strftime('%A')}) could mean "
+              f"{both}; review once the later is over")
+    return TemporalCheck(field_name, expression, True, reason, value=late.end,
+                         resolution=Resolution(expression, early.start, late.end, "either"))
 
 
 def check_claim(field_name: str, claim: TemporalClaim, turn_text: str, turn_at: datetime) -> TemporalCheck:
@@ -137,6 +161,9 @@ def check_claim(field_name: str, claim: TemporalClaim, turn_text: str, turn_at: 
     resolution = resolve(expression, turn_at)
     if resolution is None:
         return TemporalCheck(field_name, expression, False, "the expression could not be resolved to a date")
+    either = _review_after_both(field_name, expression, turn_at, resolution)
+    if either is not None:
+        return either
     why = ambiguity(field_name, expression, turn_at, resolution)
     if why:
         return TemporalCheck(field_name, expression, False, why, resolution=resolution)

@@ -20,6 +20,7 @@ from ..errors import NotFoundError
 from ..ids import new_id
 from ..settings import HostMemorySettings
 from ..store.db import dumps
+from ..store.extract_queries import host_decisions, insert_host_decision, newest_user_turn
 from .admission import Candidate, OfflineComparison, candidate_from, hard_check, issuable_scopes
 from .gaps import Gap, OfflineGapFinder, words
 from .model_decider import ModelDecider
@@ -192,27 +193,25 @@ class HostMemory:
 
 def _user_turn_number(service: "MemoryService", session_id: str, text: str) -> int:
     """The number of the newest user turn holding ``text`` (else the newest user turn; -1 if none)."""
-    row = service.store.query_one(
-        "SELECT turn FROM turns WHERE session_id = ? AND role = 'user' AND content = ? ORDER BY turn DESC LIMIT 1",
-        (session_id, text))
-    if row is None:
-        row = service.store.query_one(
-            "SELECT turn FROM turns WHERE session_id = ? AND role = 'user' ORDER BY turn DESC LIMIT 1", (session_id,))
-    return int(row[0]) if row is not None else -1
+    with service.store.lock:
+        turn = newest_user_turn(service.store.conn, session_id, text)
+        if turn is None:
+            turn = newest_user_turn(service.store.conn, session_id)
+    return turn if turn is not None else -1
 
 
 def _log(service: "MemoryService", decision: Decision) -> None:
     row = decision.to_row()
     with service.store.transaction() as conn:
-        conn.execute(
-            f"INSERT INTO host_memory_decisions ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", tuple(row.values()))
+        insert_host_decision(conn, row)
 
 
 def decisions_for(service: "MemoryService", session_id: str) -> list[dict[str, Any]]:
     """The logged decisions of a session in turn order, JSON columns parsed."""
     from ..store.db import loads
 
-    rows = service.store.query("SELECT * FROM host_memory_decisions WHERE session_id = ? ORDER BY turn, at", (session_id,))
+    with service.store.lock:
+        rows = host_decisions(service.store.conn, session_id)
     out = []
     for row in rows:
         item = dict(row)

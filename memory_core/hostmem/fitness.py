@@ -22,6 +22,7 @@ from ..clock import FixedClock, format_ts
 from ..errors import HostMemoryNotQualifiedError
 from ..ids import new_id
 from ..store.db import dumps, loads
+from ..store.extract_queries import insert_fitness_result, latest_fitness_rows, passing_fitness
 from .bundle import Bundle, Case, build_world, load_bundle
 from .decider import HostMemory, decider_name
 from .gaps import Gap
@@ -201,17 +202,16 @@ def run_fitness(service: "MemoryService", *, bundle: Bundle | None = None, bundl
 def _record(service: "MemoryService", result: FitnessResult, actor: str) -> None:
     material = fingerprint_material(service, result.bundle_version)
     with service.store.transaction() as conn:
-        conn.execute(
-            "INSERT INTO fitness_results (id, at, bundle_version, fingerprint, embed_model, embed_version, decider, settings,"
-            " passed, metrics, cases, actor) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-            (result.id, result.at, result.bundle_version, result.fingerprint, result.embed_model, result.embed_version,
-             result.decider, dumps(material), int(result.passed), dumps({"splits": result.splits, "failures": result.failures}),
-             dumps(result.cases), actor))
+        insert_fitness_result(conn, (
+            result.id, result.at, result.bundle_version, result.fingerprint, result.embed_model, result.embed_version,
+            result.decider, dumps(material), int(result.passed), dumps({"splits": result.splits, "failures": result.failures}),
+            dumps(result.cases), actor))
 
 
 def fitness_results(service: "MemoryService", limit: int = 20) -> list[dict[str, Any]]:
     """The latest recorded fitness results, newest first, JSON columns parsed."""
-    rows = service.store.query("SELECT * FROM fitness_results ORDER BY at DESC, rowid DESC LIMIT ?", (limit,))
+    with service.store.lock:
+        rows = latest_fitness_rows(service.store.conn, limit)
     out = []
     for row in rows:
         item = dict(row)
@@ -227,8 +227,8 @@ def require_fitness(service: "MemoryService", bundle: Bundle | None = None) -> d
     naming the command that records one (and, when results exist, what differs)."""
     bundle = bundle or load_bundle()
     wanted = fingerprint(service, bundle.version)
-    row = service.store.query_one(
-        "SELECT id, at FROM fitness_results WHERE fingerprint = ? AND passed = 1 ORDER BY at DESC LIMIT 1", (wanted,))
+    with service.store.lock:
+        row = passing_fitness(service.store.conn, wanted)
     if row is not None:
         return dict(row)
     latest = fitness_results(service, 1)

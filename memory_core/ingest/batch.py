@@ -40,6 +40,7 @@ class BatchItemResult:
     position: int
     outcome: WriteOutcome | None = None
     error: MemoryCoreError | None = None
+    stage: str | None = None  # the stage that refused it
 
     @property
     def ok(self) -> bool:
@@ -51,7 +52,7 @@ class BatchItemResult:
             return {"position": self.position, **self.outcome.to_tool_result()}
         assert self.error is not None
         return {"position": self.position, "ok": False, "error": self.error.to_dict(),
-                "stage": getattr(self.error, "failed_stage", None)}
+                "stage": self.stage}
 
 
 class BatchIndex:
@@ -163,7 +164,7 @@ def _write_batch(ingestor, chunk, total: int, dry_run: bool, progress) -> list[B
                     error = _write_one(view, conn, ctx, timer, IN_TRANSACTION)
                 if error is not None:
                     _log_refusal(ingestor, conn, ctx.req, error, timer)
-                    results.append(BatchItemResult(position, error=error))
+                    results.append(BatchItemResult(position, error=error, stage=timer.failed))
                 else:
                     results.append(BatchItemResult(position, outcome=ctx.outcome))
                 if progress is not None:
@@ -188,7 +189,7 @@ def _write_one(view, conn, ctx: WriteContext, timer: StageTimer, stages) -> Memo
         outcome = ctx.outcome
         assert outcome is not None
         outcome.stages, outcome.total_ms = dict(timer.stages), timer.total_ms()
-        view._log(conn, ctx, timer)
+        view._log(conn, ctx)
     except MemoryCoreError as exc:
         view.store.rollback_to(conn, "batch_item", mark)
         ctx.conn = None
@@ -209,6 +210,6 @@ def _log_refusal(ingestor, conn, req: WriteRequest, exc: MemoryCoreError, timer:
     insert_log_row(
         conn, at=format_ts(ingestor.clock.now()), operation=req.operation, agent_id=req.agent_id, user_id=req.user_id,
         session_id=req.session_id, actor=req.actor, outcome="refused", record_id=target, status=None, source_kind=None,
-        candidate=clip(candidate_of(req)), validation=refusal_validation(exc, getattr(exc, "failed_stage", None)),
+        candidate=clip(candidate_of(req)), validation=refusal_validation(exc, timer.failed),
         stages=dict(timer.stages), total_ms=timer.total_ms(),
     )

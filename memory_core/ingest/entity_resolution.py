@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from ..ids import new_id
 from ..text import normalise_alias
 from ..policy.scopes import Scope
+from ..store import write_queries as queries
 
 ENTITY_KINDS = ("person", "project", "org", "repo", "product", "other")
 
@@ -28,15 +29,7 @@ class EntityMatch:
 
 def find_by_alias(conn: sqlite3.Connection, alias: str, scope_keys: list[str]) -> list[sqlite3.Row]:
     """Live entities with this exact alias in any of ``scope_keys`` (oldest first)."""
-    if not scope_keys:
-        return []
-    marks = ",".join("?" * len(scope_keys))
-    return conn.execute(
-        "SELECT DISTINCT e.* FROM entity_aliases a JOIN entities e ON e.id = a.entity_id "
-        f"WHERE a.alias_norm = ? AND e.status != 'merged' AND (e.scope_kind || ':' || e.scope_id) IN ({marks}) "
-        "ORDER BY e.created_at, e.id",
-        [normalise_alias(alias), *scope_keys],
-    ).fetchall()
+    return queries.entities_by_alias(conn, normalise_alias(alias), scope_keys)
 
 
 def create_entity(
@@ -44,11 +37,8 @@ def create_entity(
     status: str = "provisional", aliases: list[str] | None = None,
 ) -> str:
     entity_id = new_id("ent")
-    conn.execute(
-        "INSERT INTO entities (id, kind, canonical_name, scope_kind, scope_id, status, created_at, created_by) "
-        "VALUES (?,?,?,?,?,?,?,?)",
-        (entity_id, kind, name, scope.kind, scope.id, status, now, actor),
-    )
+    queries.insert_entity(conn, entity_id=entity_id, kind=kind, name=name, scope_kind=scope.kind, scope_id=scope.id,
+                          status=status, now=now, actor=actor)
     for alias in [name, *(aliases or [])]:
         add_alias(conn, entity_id, alias)
     return entity_id
@@ -57,10 +47,7 @@ def create_entity(
 def add_alias(conn: sqlite3.Connection, entity_id: str, alias: str) -> None:
     norm = normalise_alias(alias)
     if norm:
-        conn.execute(
-            "INSERT OR IGNORE INTO entity_aliases (entity_id, alias, alias_norm) VALUES (?,?,?)",
-            (entity_id, alias.strip(), norm),
-        )
+        queries.insert_alias(conn, entity_id, alias.strip(), norm)
 
 
 def resolve_entity(
@@ -82,13 +69,7 @@ def resolve_entity(
 
 def find_principal_entity(conn: sqlite3.Connection, user_id: str) -> str | None:
     """The id of ``user_id``'s own person entity in ``user:<user_id>``, if it exists (the one query for it)."""
-    row = conn.execute(
-        "SELECT e.id FROM entities e JOIN entity_aliases a ON a.entity_id = e.id "
-        "WHERE e.kind = 'person' AND e.scope_kind = 'user' AND e.scope_id = ? AND a.alias_norm = ? "
-        "AND e.status != 'merged' ORDER BY e.created_at LIMIT 1",
-        (user_id, normalise_alias(user_id)),
-    ).fetchone()
-    return row["id"] if row else None
+    return queries.principal_entity_id(conn, user_id, normalise_alias(user_id))
 
 
 def principal_entity(conn: sqlite3.Connection, *, user_id: str, now: str, actor: str) -> EntityMatch:
@@ -102,8 +83,4 @@ def principal_entity(conn: sqlite3.Connection, *, user_id: str, now: str, actor:
 
 
 def link(conn: sqlite3.Connection, record_id: str, entity_id: str, role: str) -> None:
-    conn.execute(
-        "INSERT INTO record_entities (record_id, entity_id, role) VALUES (?,?,?) "
-        "ON CONFLICT(record_id, entity_id) DO UPDATE SET role = CASE WHEN excluded.role = 'subject' THEN 'subject' ELSE record_entities.role END",
-        (record_id, entity_id, role),
-    )
+    queries.link_record_entity(conn, record_id, entity_id, role)

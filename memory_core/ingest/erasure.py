@@ -19,11 +19,13 @@ from __future__ import annotations
 import sqlite3
 
 from ..text import normalise_alias, words as letter_digit_runs
+from ..store import erasure_queries as queries
 from ..store.db import loads
-from ..store.records import Record, fetch_records, update_record
+from ..store.lifecycle_queries import entity_aliases, entity_row
+from ..store.records import Record, update_record
 from .erasure_logs import apply_logs, plan_logs
 from .erasure_plan import ErasurePlan
-from .erasure_text import MARKER, contains_any, marks_for, names_in, span_pattern
+from .erasure_text import MARKER, contains_any, names_in, span_pattern
 from .matching import FactProbe, fact_text, same_fact_records
 
 MIN_NEEDLE_CHARS = 8
@@ -38,13 +40,18 @@ def _needles_of(record: Record) -> list[str]:
 
 def _lineage(conn: sqlite3.Connection, record: Record) -> list[Record]:
     """``record`` and the earlier versions of its lineage that are not yet tombstones, newest first."""
-    return fetch_records(conn, "r.lineage_id = ? AND r.version <= ? AND r.status != 'deleted' ORDER BY r.version DESC",
-                         (record.lineage_id, record.version))
+    return queries.lineage_records(conn, record.lineage_id, record.version)
 
 
 def _evidence_of(record: Record) -> str:
     where = f"session {record.source_ref}"
     return where + (f" turn {record.evidence_turn}" if record.evidence_turn is not None else "")
+
+
+def _add_lineage(plan: ErasurePlan, record: Record, targets: list[Record]) -> None:
+    for target in targets:
+        why = "the record asked to be forgotten" if target.id == record.id else "an earlier version of it"
+        plan.records.append({"id": target.id, "version": target.version, "why": why})
 
 
 def _add_same_facts(conn: sqlite3.Connection, plan: ErasurePlan, targets: list[Record]) -> None:
@@ -64,6 +71,46 @@ def _add_same_facts(conn: sqlite3.Connection, plan: ErasurePlan, targets: list[R
                 plan.records.append({"id": version.id, "version": version.version, "why": why})
 
 
+def _needles(conn: sqlite3.Connection, targets: list[Record]) -> list[str]:
+    """The texts to find elsewhere: each target's content and evidence, and the candidate texts of
+    the extraction runs that produced them (the reviewer may have narrowed the text, and extraction
+    looked related records up with the original wording)."""
+    needles = [needle for target in targets for needle in _needles_of(target)]
+    for candidate in queries.candidate_jsons_of_records(conn, [t.id for t in targets]):
+        cand = loads(candidate, {}) or {}
+        for key in ("content", "evidence"):
+            text = cand.get(key) if isinstance(cand, dict) else None
+            if isinstance(text, str) and len(text.strip()) >= MIN_NEEDLE_CHARS:
+                needles.append(text.strip())
+    return list(dict.fromkeys(needles))
+
+
+def _sessions_of(targets: list[Record]) -> set[str]:
+    return {t.evidence_session_id or t.source_ref for t in targets if (t.evidence_session_id or t.source_ref)}
+
+
+def _add_summaries(conn: sqlite3.Connection, plan: ErasurePlan, targets: list[Record], sessions: set[str],
+                   needles: list[str]) -> list[str]:
+    """Session summaries that quote the same turn or repeat the text are forgotten with it (their
+    vectors and FTS rows would otherwise still answer "where does the user live"); returns their texts."""
+    quoted_turns = {(t.evidence_session_id, t.evidence_turn) for t in targets if t.evidence_session_id and t.evidence_turn is not None}
+    ids = {t.id for t in targets}
+    texts: list[str] = []
+    for summary in queries.session_summaries_of(conn, sorted(sessions)):
+        if summary.id in ids:
+            continue
+        same_turn = (summary.evidence_session_id, summary.evidence_turn) in quoted_turns
+        if same_turn or contains_any(summary.content, needles) or contains_any(summary.evidence, needles):
+            targets.append(summary)
+            ids.add(summary.id)
+            plan.records.append({"id": summary.id, "version": summary.version,
+                                 "why": "a session summary that quotes the same turn or repeats the text"})
+            # Its content goes from the logs too; its own quote may be another turn's words,
+            # which are not part of this memory, so it is not redacted from the transcript.
+            texts.append(summary.content)
+    return texts
+
+
 def _note_related(conn: sqlite3.Connection, plan: ErasurePlan, targets: list[Record]) -> None:
     """Live records that stay but that a person may mean too: another fact quoted from the same turn,
     or the same words from other evidence (a separate observation). Listed, never erased."""
@@ -73,23 +120,27 @@ def _note_related(conn: sqlite3.Connection, plan: ErasurePlan, targets: list[Rec
         if target.source_kind == "session_summary":
             continue
         if target.source_ref and target.evidence_turn is not None:
-            for other in fetch_records(conn, "r.source_ref = ? AND r.evidence_turn = ? AND r.status IN ('provisional','confirmed') "
-                                       "AND r.source_kind != 'session_summary' AND r.scope_kind = ? AND r.scope_id = ?",
-                                       (target.source_ref, target.evidence_turn, target.scope_kind, target.scope_id), links=False):
+            for other in queries.live_records_quoting_turn(conn, target.source_ref, target.evidence_turn, target.scope_kind, target.scope_id):
                 if other.id not in ids:
                     noted.setdefault(other.id, f"quotes the same turn ({_evidence_of(target)}) but states another fact")
         text = fact_text(target.content)
         words = letter_digit_runs(text)  # letters and digits only: LIKE needs no escapes
         if not words:
             continue
-        like = "%" + max(words, key=len) + "%"
-        for other in fetch_records(conn, "r.scope_kind = ? AND r.scope_id = ? AND r.status IN ('provisional','confirmed') "
-                                   "AND r.source_kind != 'session_summary' AND r.content LIKE ?",
-                                   (target.scope_kind, target.scope_id, like), links=False):
+        for other in queries.live_records_containing(conn, target.scope_kind, target.scope_id, "%" + max(words, key=len) + "%"):
             if other.id not in ids and fact_text(other.content) == text:
                 noted[other.id] = (f"says the same words from other evidence ({_evidence_of(other)}): a separate "
                                    "observation; forget it too to remove every copy")
     plan.not_forgotten = [{"id": k, "why": v} for k, v in noted.items()]
+
+
+def _plan_turns(conn: sqlite3.Connection, plan: ErasurePlan, sessions: set[str]) -> None:
+    """Transcript turns: the quoted spans (and verbatim copies of the content) become the marker."""
+    patterns = [p for p in (span_pattern(n) for n in plan.needles) if p is not None]
+    for row in queries.turns_of_sessions(conn, sorted(sessions)):
+        spans = sum(len(p.findall(row["content"])) for p in patterns)
+        if spans:
+            plan.turns.append({"session_id": row["session_id"], "turn": row["turn"], "spans": spans})
 
 
 def plan_erasure(conn: sqlite3.Connection, record: Record) -> ErasurePlan:
@@ -97,65 +148,18 @@ def plan_erasure(conn: sqlite3.Connection, record: Record) -> ErasurePlan:
     the same fact from the same evidence); writes nothing."""
     plan = ErasurePlan(requested=record.id)
     targets = _lineage(conn, record)
-    for target in targets:
-        why = "the record asked to be forgotten" if target.id == record.id else "an earlier version of it"
-        plan.records.append({"id": target.id, "version": target.version, "why": why})
+    _add_lineage(plan, record, targets)
     _add_same_facts(conn, plan, targets)
-    needles: list[str] = []
-    for target in targets:
-        needles.extend(_needles_of(target))
-    # Candidate texts of the extraction runs that produced these records (the reviewer may have
-    # narrowed the text, and extraction looked related records up with the original wording).
-    ids = [t.id for t in targets]
-    marks = marks_for(ids)
-    for row in conn.execute(f"SELECT candidate FROM extraction_candidates WHERE record_id IN ({marks})", ids):
-        cand = loads(row["candidate"], {}) or {}
-        for key in ("content", "evidence"):
-            text = cand.get(key) if isinstance(cand, dict) else None
-            if isinstance(text, str) and len(text.strip()) >= MIN_NEEDLE_CHARS:
-                needles.append(text.strip())
-    needles = list(dict.fromkeys(needles))
-
-    # Session summaries that quote the same turn or repeat the text are forgotten with it: their
-    # vectors and FTS rows would otherwise still answer "where does the user live".
-    summary_texts: list[str] = []
-    sessions = {t.evidence_session_id or t.source_ref for t in targets if (t.evidence_session_id or t.source_ref)}
-    quoted_turns = {(t.evidence_session_id, t.evidence_turn) for t in targets if t.evidence_session_id and t.evidence_turn is not None}
-    if sessions:
-        smarks = ",".join("?" * len(sessions))
-        summaries = fetch_records(
-            conn,
-            f"r.source_kind = 'session_summary' AND r.status != 'deleted' AND (r.source_ref IN ({smarks}) "
-            f"OR r.evidence_session_id IN ({smarks}))",
-            [*sessions, *sessions],
-        )
-        for summary in summaries:
-            if summary.id in ids:
-                continue
-            same_turn = (summary.evidence_session_id, summary.evidence_turn) in quoted_turns
-            if same_turn or contains_any(summary.content, needles) or contains_any(summary.evidence, needles):
-                targets.append(summary)
-                ids.append(summary.id)
-                plan.records.append({"id": summary.id, "version": summary.version,
-                                     "why": "a session summary that quotes the same turn or repeats the text"})
-                # Its content goes from the logs too; its own quote may be another turn's words,
-                # which are not part of this memory, so it is not redacted from the transcript.
-                summary_texts.append(summary.content)
-    plan.needles = needles
+    plan.needles = _needles(conn, targets)
+    sessions = _sessions_of(targets)
+    summary_texts = _add_summaries(conn, plan, targets, sessions, plan.needles)
     _note_related(conn, plan, targets)
-
-    # Transcript turns: the quoted spans (and verbatim copies of the content) become the marker.
-    if sessions:
-        smarks = ",".join("?" * len(sessions))
-        patterns = [p for p in (span_pattern(n) for n in needles) if p is not None]
-        for row in conn.execute(f"SELECT session_id, turn, content FROM turns WHERE session_id IN ({smarks}) ORDER BY session_id, turn", list(sessions)):
-            spans = sum(len(p.findall(row["content"])) for p in patterns)
-            if spans:
-                plan.turns.append({"session_id": row["session_id"], "turn": row["turn"], "spans": spans})
-
+    _plan_turns(conn, plan, sessions)
+    ids = [t.id for t in targets]
     _plan_entities(conn, plan, targets, ids)
     names = [n for e in plan.entities for n in [e["name"], *e["aliases"]] if len(n.strip()) >= MIN_NAME_CHARS]
-    plan.log_needles = list(dict.fromkeys([*needles, *(t for t in summary_texts if len(t.strip()) >= MIN_NEEDLE_CHARS), *names]))
+    long_summaries = [t for t in summary_texts if len(t.strip()) >= MIN_NEEDLE_CHARS]
+    plan.log_needles = list(dict.fromkeys([*plan.needles, *long_summaries, *names]))
     plan_logs(conn, plan, ids, names)
     return plan
 
@@ -169,15 +173,28 @@ def _plan_entities(conn: sqlite3.Connection, plan: ErasurePlan, targets: list[Re
     for entity_id in _named_orphans(conn, targets):
         entity_ids.setdefault(entity_id, "named in this memory and linked to no record")
     for entity_id in sorted(entity_ids):
-        if _entity_used_elsewhere(conn, entity_id, ids):
+        if queries.entity_used_outside(conn, entity_id, ids):
             continue
-        entity = conn.execute("SELECT * FROM entities WHERE id = ?", (entity_id,)).fetchone()
+        entity = entity_row(conn, entity_id)
         if entity is None:
             continue
         if entity["kind"] == "person" and entity["scope_kind"] == "user" and normalise_alias(entity["canonical_name"]) == normalise_alias(entity["scope_id"]):
             continue  # the user's own person entity: its name is the user id, not part of this memory
-        aliases = [r["alias"] for r in conn.execute("SELECT alias FROM entity_aliases WHERE entity_id = ?", (entity_id,))]
-        plan.entities.append({"id": entity_id, "name": entity["canonical_name"], "aliases": aliases, "why": entity_ids[entity_id]})
+        plan.entities.append({"id": entity_id, "name": entity["canonical_name"], "aliases": entity_aliases(conn, entity_id),
+                              "why": entity_ids[entity_id]})
+
+
+def _phrases(texts: list[str]) -> list[str]:
+    """Every normalised phrase of up to ``MAX_NAME_WORDS`` words of the texts, at least ``MIN_NAME_CHARS`` long."""
+    phrases: set[str] = set()
+    for text in texts:
+        words = text.split()
+        for size in range(1, MAX_NAME_WORDS + 1):
+            for i in range(len(words) - size + 1):
+                phrase = normalise_alias(" ".join(words[i:i + size]))
+                if len(phrase) >= MIN_NAME_CHARS:
+                    phrases.add(phrase)
+    return sorted(phrases)
 
 
 def _named_orphans(conn: sqlite3.Connection, targets: list[Record]) -> list[str]:
@@ -186,38 +203,10 @@ def _named_orphans(conn: sqlite3.Connection, targets: list[Record]) -> list[str]
     found: list[str] = []
     for target in targets:
         texts = [t for t in (target.content, target.evidence) if t]
-        phrases: set[str] = set()
-        for text in texts:
-            words = text.split()
-            for size in range(1, MAX_NAME_WORDS + 1):
-                for i in range(len(words) - size + 1):
-                    phrase = normalise_alias(" ".join(words[i:i + size]))
-                    if len(phrase) >= MIN_NAME_CHARS:
-                        phrases.add(phrase)
-        if not phrases:
-            continue
-        phrases_list = sorted(phrases)
-        rows = conn.execute(
-            f"SELECT DISTINCT a.entity_id, a.alias FROM entity_aliases a JOIN entities e ON e.id = a.entity_id "
-            f"WHERE a.alias_norm IN ({marks_for(phrases_list)}) AND e.scope_kind = ? AND e.scope_id = ? AND e.status != 'merged'",
-            [*phrases_list, target.scope_kind, target.scope_id]).fetchall()
-        for row in rows:
-            linked = conn.execute("SELECT 1 FROM record_entities WHERE entity_id = ? LIMIT 1", (row["entity_id"],)).fetchone()
-            if linked is None and any(names_in(t, [row["alias"]]) for t in texts):
+        for row in queries.live_aliases_in_scope(conn, _phrases(texts), target.scope_kind, target.scope_id):
+            if not queries.entity_is_linked(conn, row["entity_id"]) and any(names_in(t, [row["alias"]]) for t in texts):
                 found.append(row["entity_id"])
     return found
-
-
-def _entity_used_elsewhere(conn: sqlite3.Connection, entity_id: str, record_ids: list[str]) -> bool:
-    marks = marks_for(record_ids)
-    linked = conn.execute(
-        f"SELECT 1 FROM record_entities WHERE entity_id = ? AND record_id NOT IN ({marks}) LIMIT 1", [entity_id, *record_ids]
-    ).fetchone()
-    subject = conn.execute(
-        f"SELECT 1 FROM records WHERE subject_entity_id = ? AND id NOT IN ({marks}) LIMIT 1", [entity_id, *record_ids]
-    ).fetchone()
-    merged = conn.execute("SELECT 1 FROM entities WHERE merged_into = ? LIMIT 1", (entity_id,)).fetchone()
-    return bool(linked or subject or merged)
 
 
 def apply_erasure(conn: sqlite3.Connection, plan: ErasurePlan, *, now: str) -> None:
@@ -227,21 +216,18 @@ def apply_erasure(conn: sqlite3.Connection, plan: ErasurePlan, *, now: str) -> N
     attribute, subject, tags, embedding and entity links go.
     """
     ids = plan.record_ids
-    marks = marks_for(ids)
     for record_id in ids:
         update_record(
             conn, record_id, content="", evidence=None, embedding=None, embed_dim=None, tags=[], attribute=None,
             subject=None, subject_entity_id=None, status="deleted", deleted_at=now, updated_at=now, review_reason=None,
         )
-    conn.execute(f"DELETE FROM record_entities WHERE record_id IN ({marks})", ids)
+    queries.unlink_records(conn, ids)
     for entity in plan.entities:
-        conn.execute("DELETE FROM entity_aliases WHERE entity_id = ?", (entity["id"],))
-        conn.execute("DELETE FROM entities WHERE id = ?", (entity["id"],))
+        queries.delete_entity(conn, entity["id"])
     patterns = [p for p in (span_pattern(n) for n in plan.needles) if p is not None]
     for turn in plan.turns:
-        row = conn.execute("SELECT content FROM turns WHERE session_id = ? AND turn = ?", (turn["session_id"], turn["turn"])).fetchone()
-        text = row["content"]
+        text = queries.turn_content(conn, turn["session_id"], turn["turn"])
         for pattern in patterns:
             text = pattern.sub(MARKER, text)
-        conn.execute("UPDATE turns SET content = ? WHERE session_id = ? AND turn = ?", (text, turn["session_id"], turn["turn"]))
+        queries.set_turn_content(conn, turn["session_id"], turn["turn"], text)
     apply_logs(conn, plan)

@@ -15,6 +15,7 @@ import re
 import sqlite3
 from typing import Any
 
+from ..store.erasure_queries import rows_like
 from ..text import FRAMING, NEGATORS, statement_words as terms
 
 MARKER = "[forgotten]"
@@ -30,11 +31,6 @@ STRUCTURAL_KEYS = frozenset({
 })
 # The parts of a logged stage that are the code's own (its name, whether it ran, its time).
 _STAGE_OWN = ("name", "status", "ms")
-
-
-def marks_for(values: list[Any]) -> str:
-    """``?,?,?`` for an IN list (``NULL`` for an empty one, which matches nothing)."""
-    return ",".join("?" * len(values)) or "NULL"
 
 
 def contains_any(text: str | None, needles: list[str]) -> bool:
@@ -66,19 +62,21 @@ def span_pattern(text: str) -> re.Pattern[str] | None:
     return re.compile(r"\s+".join(parts), re.IGNORECASE)
 
 
-def like_rows(conn: sqlite3.Connection, sql: str, columns: list[str], needles: list[str]) -> list[sqlite3.Row]:
-    """Rows where any of ``columns`` contains any needle (a cheap LIKE prefilter, then an exact check)."""
+def like_rows(conn: sqlite3.Connection, table: str, keys: list[str], columns: list[str], needles: list[str]) -> list[sqlite3.Row]:
+    """``keys`` and ``columns`` of the rows of ``table`` where any of ``columns`` contains any needle
+    (a cheap LIKE prefilter in the store, then an exact check here)."""
     if not needles:
         return []
-    clauses, params = [], []
-    for column in columns:
-        for needle in needles:
-            # LIKE is case-insensitive for ASCII; the Python check below settles the rest.
-            clauses.append(f"{column} LIKE ? ESCAPE '\\'")
-            word = max(needle.split(), key=len)  # the most selective word narrows the scan most
-            params.append("%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
-    rows = conn.execute(f"{sql} WHERE {' OR '.join(clauses)}", params).fetchall()
+    # LIKE is case-insensitive for ASCII; the Python check below settles the rest. The most
+    # selective word of each needle narrows the scan most.
+    patterns = ["%" + like_escape(max(needle.split(), key=len)) + "%" for needle in needles]
+    rows = rows_like(conn, table, [*keys, *columns], columns, patterns)
     return [row for row in rows if any(contains_any(row[c], needles) for c in columns)]
+
+
+def like_escape(word: str) -> str:
+    """``word`` with LIKE's wildcards and its escape character escaped (for ``ESCAPE '\\'``)."""
+    return word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def query_words(queries: list[str | None]) -> frozenset[str]:

@@ -19,6 +19,7 @@ from typing import Callable
 import numpy as np
 from pydantic import BaseModel, Field
 
+from ..store.write_queries import session_turns
 from ..text import NUMBER as _NUMBER, has_negation, meaningful_terms, quote_fold as fold, quote_in
 
 ROLE_FOR_SOURCE = {"user_statement": "user", "tool_result": "tool"}
@@ -35,12 +36,7 @@ def locate_quote(conn: sqlite3.Connection, session_id: str, quote: str, role: st
     """The first turn of ``session_id`` (optionally of ``role``) that contains ``quote``."""
     if not fold(quote):
         return None
-    sql = "SELECT turn, role, content, at FROM turns WHERE session_id = ?"
-    params: list = [session_id]
-    if role:
-        sql += " AND role = ?"
-        params.append(role)
-    for row in conn.execute(sql + " ORDER BY turn", params):
+    for row in session_turns(conn, session_id, role):
         if quote_in(quote, row["content"]):
             return QuoteLocation(row["turn"], row["role"], row["at"])
     return None

@@ -14,6 +14,8 @@ from ..errors import ConflictError, InvalidInputError, NotFoundError
 from ..inputs import check_text, parse_input_ts
 from ..settings import HousekeepingSettings, WriteSettings
 from ..store.db import ERASURE_LOCK, Store, dumps, loads
+from ..store import lifecycle_queries as queries
+from ..store.write_queries import link_record_entity
 from ..store.lock_scopes import entity_scopes, merge_scopes, record_scopes, scope_of_record
 from ..store.records import LIVE_STATUSES, Record, fetch_record, fetch_records, fts_sync, update_record
 from ..telemetry import NO_TELEMETRY, Telemetry, spans
@@ -113,11 +115,10 @@ class Lifecycle:
             plan = plan_erasure(conn, record)
             # every scope the plan changes (a session summary may be in another one) must be locked
             self.store.require_scopes(record_scopes(conn, plan.record_ids) | entity_scopes(conn, [e["id"] for e in plan.entities]))
-            seqs = {row["id"]: row["seq"] for row in conn.execute(
-                f"SELECT id, seq FROM records WHERE id IN ({','.join('?' * len(plan.record_ids))})", plan.record_ids)}
+            seqs = queries.seqs_of(conn, plan.record_ids)
             apply_erasure(conn, plan, now=now)
             for target_id in plan.record_ids:
-                conn.execute("DELETE FROM records_fts WHERE rowid = ?", (seqs[target_id],))
+                queries.delete_fts_row(conn, seqs[target_id])
                 self.store.bump(conn, seqs[target_id], "delete")
                 self.store.append_event(conn, at=now, kind="record.forgotten", actor=actor, record_id=target_id, reason=reason,
                                         payload={"requested": record_id})
@@ -138,16 +139,10 @@ class Lifecycle:
         # records) but stacks one more level on the index structure each time, and SQLite 3.40
         # reports the index malformed after about a thousand; 'rebuild' re-indexes from the
         # stored text (~0.3-1 s at 50K) and leaves a single level, so it runs every N forgets.
-        count = int(conn.execute("SELECT COALESCE((SELECT value FROM store_meta WHERE key = 'fts_forgets_since_rebuild'), '0')").fetchone()[0]) + 1
-        if count >= self.housekeeping.fts_rebuild_every:
-            conn.execute("INSERT INTO records_fts(records_fts) VALUES('rebuild')")
-            count = 0
-        else:
-            conn.execute("INSERT INTO records_fts(records_fts) VALUES('optimize')")
-        conn.execute(
-            "INSERT INTO store_meta (key, value) VALUES ('fts_forgets_since_rebuild', ?) "
-            "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (str(count),),
-        )
+        count = queries.fts_forgets_since_rebuild(conn) + 1
+        rebuild = count >= self.housekeeping.fts_rebuild_every
+        queries.merge_fts_segments(conn, rebuild)
+        queries.set_fts_forgets_since_rebuild(conn, 0 if rebuild else count)
 
     # -- review flags -----------------------------------------------------------------------------
 
@@ -178,8 +173,7 @@ class Lifecycle:
         """Exactly what merging ``source_id`` into ``target_id`` would change (nothing is written)."""
         conn = self.store.conn
         with self.store.lock:
-            source = conn.execute("SELECT * FROM entities WHERE id = ?", (source_id,)).fetchone()
-            target = conn.execute("SELECT * FROM entities WHERE id = ?", (target_id,)).fetchone()
+            source, target = queries.entity_row(conn, source_id), queries.entity_row(conn, target_id)
             if source is None or target is None:
                 raise NotFoundError("both entities must exist", source=source_id, target=target_id)
             if source_id == target_id:
@@ -192,22 +186,17 @@ class Lifecycle:
                     source_scope=f"{source['scope_kind']}:{source['scope_id']}",
                     target_scope=f"{target['scope_kind']}:{target['scope_id']}",
                 )
-            linked = conn.execute("SELECT record_id, role FROM record_entities WHERE entity_id = ?", (source_id,)).fetchall()
-            subject_rows = conn.execute(
-                "SELECT id, attribute, subject, status FROM records WHERE subject_entity_id = ?", (source_id,)
-            ).fetchall()
-            source_aliases = [r["alias"] for r in conn.execute("SELECT alias FROM entity_aliases WHERE entity_id = ?", (source_id,))]
-            target_aliases = [r["alias"] for r in conn.execute("SELECT alias FROM entity_aliases WHERE entity_id = ?", (target_id,))]
+            linked = queries.entity_links(conn, source_id)
+            subject_rows = queries.records_with_subject_entity(conn, source_id)
+            source_aliases, target_aliases = queries.entity_aliases(conn, source_id), queries.entity_aliases(conn, target_id)
             subject_changes = []
             collisions = []
             for row in subject_rows:
                 new_subject = f"{target_id}:{row['attribute']}" if row["attribute"] else None
                 subject_changes.append({"record_id": row["id"], "old_subject": row["subject"], "new_subject": new_subject})
                 if new_subject and row["status"] in LIVE_STATUSES:
-                    clash = conn.execute(
-                        "SELECT id FROM records WHERE subject = ? AND status IN ('provisional','confirmed')", (new_subject,)
-                    ).fetchall()
-                    collisions.extend({"record_id": row["id"], "now_shares_subject_with": c["id"]} for c in clash)
+                    clash = queries.live_ids_with_subject(conn, new_subject)
+                    collisions.extend({"record_id": row["id"], "now_shares_subject_with": other} for other in clash)
         return {
             "source": dict(source), "target": dict(target),
             "relinked_records": [dict(r) for r in linked],
@@ -230,29 +219,22 @@ class Lifecycle:
         # the entities' scope and every scope whose records the merge relinks, locked before reading
         self.store.require_scopes(merge_scopes(conn, source_id, target_id))
         preview = self.merge_preview(source_id, target_id)
-        for row in conn.execute("SELECT alias FROM entity_aliases WHERE entity_id = ?", (source_id,)).fetchall():
-            add_alias(conn, target_id, row["alias"])
+        for alias in queries.entity_aliases(conn, source_id):
+            add_alias(conn, target_id, alias)
         for link in preview["relinked_records"]:
-            conn.execute(
-                "INSERT INTO record_entities (record_id, entity_id, role) VALUES (?,?,?) "
-                "ON CONFLICT(record_id, entity_id) DO UPDATE SET role = CASE WHEN excluded.role = 'subject' THEN 'subject' ELSE record_entities.role END",
-                (link["record_id"], target_id, link["role"]),
-            )
-        conn.execute("DELETE FROM record_entities WHERE entity_id = ?", (source_id,))
+            link_record_entity(conn, link["record_id"], target_id, link["role"])
+        queries.drop_entity_links(conn, source_id)
         for change in preview["subject_changes"]:
-            conn.execute("UPDATE records SET subject_entity_id = ?, subject = ?, updated_at = ? WHERE id = ?",
-                         (target_id, change["new_subject"], now, change["record_id"]))
+            queries.set_record_subject(conn, change["record_id"], target_id, change["new_subject"], now)
         for collision in preview["subject_collisions"]:
             for a, b in ((collision["record_id"], collision["now_shares_subject_with"]), (collision["now_shares_subject_with"], collision["record_id"])):
-                row = conn.execute("SELECT conflicts_with FROM records WHERE id = ?", (a,)).fetchone()
-                current = loads(row["conflicts_with"], [])
+                current = loads(queries.conflicts_json(conn, a), [])
                 if b not in current:
-                    conn.execute("UPDATE records SET conflicts_with = ? WHERE id = ?", (dumps([*current, b]), a))
-        conn.execute("UPDATE entities SET status = 'merged', merged_into = ? WHERE id = ?", (target_id, source_id))
+                    queries.set_conflicts_json(conn, a, dumps([*current, b]))
+        queries.mark_entity_merged(conn, source_id, target_id)
         affected = {link["record_id"] for link in preview["relinked_records"]} | {c["record_id"] for c in preview["subject_changes"]}
         for record_id in sorted(affected):
-            seq = conn.execute("SELECT seq FROM records WHERE id = ?", (record_id,)).fetchone()["seq"]
-            fts_sync(conn, seq)
+            fts_sync(conn, queries.seqs_of(conn, [record_id])[record_id])
         self.store.append_event(conn, at=now, kind="entity.merged", actor=actor, entity_id=target_id, reason=reason,
                                 payload={"source": source_id, "target": target_id, "records": sorted(affected),
                                          "aliases_moved": preview["aliases_moved"]})

@@ -33,6 +33,7 @@ from ..policy.rules import SOURCE_RANK, may_supersede
 from ..policy.scopes import Scope
 from ..settings import WriteSettings
 from ..store.records import LIVE_STATUSES, Record, fetch_records
+from ..store.write_queries import live_rows_from_source
 
 NEIGHBOURS = 5  # near-duplicate candidates compared by claim before giving up
 _SENTENCE_END = " .!?;:\u2026"  # trailing punctuation that does not change what a sentence states
@@ -156,16 +157,10 @@ def same_fact_records(conn, probe: FactProbe, *, exclude: set[str] | frozenset[s
     (one lookup on the ``records_source`` index; only the matches are read whole)."""
     if probe.source_ref is None or not probe.text:
         return []
-    where = "source_ref = ? AND status IN ('provisional','confirmed') AND source_kind != 'session_summary'"
-    params: list = [probe.source_ref]
     # A long session holds many records: let SQL drop those missing one of the longest words (only
     # for ASCII text, where LIKE's case rule and casefold agree; "Straße" folds to "strasse").
     plain = sorted(set(re.findall(r"[a-z0-9]+", probe.text)), key=len, reverse=True)[:4] if probe.text.isascii() else []
-    for word in plain:
-        where += " AND content LIKE ?"
-        params.append(f"%{word}%")
-    rows = conn.execute(f"SELECT id, content, scope_kind, scope_id, source_ref, evidence_turn FROM records WHERE {where} "
-                        "ORDER BY created_at, seq", params).fetchall()
+    rows = live_rows_from_source(conn, probe.source_ref, plain)
     ids = [r["id"] for r in rows if r["id"] not in exclude and states_same_fact(
         probe, FactProbe(f"{r['scope_kind']}:{r['scope_id']}", fact_text(r["content"]), r["source_ref"], r["evidence_turn"]))]
     if not ids:

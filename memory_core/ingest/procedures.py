@@ -12,6 +12,7 @@ from typing import Any
 
 from ..errors import InvalidInputError
 from ..store.db import dumps, loads
+from ..store.write_queries import insert_procedure, procedure_row
 
 MAX_NAME = 120
 MAX_TRIGGER = 500
@@ -73,15 +74,12 @@ def render(description: str, procedure: dict[str, Any] | None) -> str:
 
 def store_procedure(conn, record_id: str, procedure: dict[str, Any]) -> None:
     """Insert the procedure row of a new procedural record version."""
-    conn.execute(
-        "INSERT INTO procedures (record_id, name, trigger, steps, pitfalls) VALUES (?,?,?,?,?)",
-        (record_id, procedure["name"], procedure["trigger"], dumps(procedure["steps"]), dumps(procedure["pitfalls"])),
-    )
+    insert_procedure(conn, record_id, procedure["name"], procedure["trigger"], dumps(procedure["steps"]), dumps(procedure["pitfalls"]))
 
 
 def load_procedure(conn, record_id: str) -> dict[str, Any] | None:
     """The procedure of a procedural record (None for records written without one)."""
-    row = conn.execute("SELECT name, trigger, steps, pitfalls FROM procedures WHERE record_id = ?", (record_id,)).fetchone()
+    row = procedure_row(conn, record_id)
     if row is None:
         return None
     return {"name": row["name"], "trigger": row["trigger"], "steps": loads(row["steps"], []), "pitfalls": loads(row["pitfalls"], [])}

@@ -12,11 +12,8 @@ from typing import Any
 from ..clock import format_ts
 from ..inputs import loggable
 from ..store.db import dumps
+from ..store.write_queries import insert_write_log
 
-_LOG_SQL = (
-    "INSERT INTO write_log (at, operation, agent_id, user_id, session_id, actor, outcome, record_id, status, source_kind, "
-    "candidate, validation, stages, total_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
-)
 MAX_LOGGED_TEXT = 4000  # a refused oversized input is logged cut, never whole
 MAX_LOGGED_DEPTH = 20  # and a refused deeply nested one cut at this depth
 
@@ -44,9 +41,8 @@ def insert_log_row(conn, *, at: str, operation: str, agent_id: str | None, user_
     """
     texts = loggable([operation, agent_id, user_id, session_id, actor, record_id, candidate, validation])
     operation, agent_id, user_id, session_id, actor, record_id, candidate, validation = texts
-    cur = conn.execute(_LOG_SQL, (at, operation, agent_id, user_id, session_id, actor, outcome, record_id, status,
-                                  source_kind, dumps(candidate), dumps(validation), dumps(stages), total_ms))
-    return int(cur.lastrowid)
+    return insert_write_log(conn, (at, operation, agent_id, user_id, session_id, actor, outcome, record_id, status,
+                                   source_kind, dumps(candidate), dumps(validation), dumps(stages), total_ms))
 
 
 def clip(value: Any, _depth: int = 0) -> Any:

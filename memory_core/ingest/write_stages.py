@@ -13,6 +13,7 @@ from ..errors import ConflictError, InvalidInputError, PermissionDeniedError, Po
 from ..ids import new_id
 from ..inputs import check_texts
 from ..policy.rules import EVIDENCED_SOURCE_KINDS, INITIAL_CONFIDENCE, SOURCE_RANK, initial_status, may_supersede
+from ..store.write_queries import turn_role
 from ..store.records import LIVE_STATUSES, RECORD_TYPES, Record, fetch_record, fts_sync, insert_record, update_record
 from .entity_resolution import ENTITY_KINDS, link, principal_entity, resolve_entity
 from .evidence import ROLE_FOR_SOURCE, locate_quote
@@ -93,9 +94,7 @@ def check_evidence(ctx: "WriteContext") -> None:
                     or locate_quote(conn, req.session_id, req.evidence))
         ctx.evidence_turn = location.turn if location else None
     if ctx.evidence_turn is not None and req.session_id:
-        row = ctx.ingestor.store.conn.execute(
-            "SELECT role FROM turns WHERE session_id = ? AND turn = ?", (req.session_id, ctx.evidence_turn)).fetchone()
-        ctx.evidence_role = row["role"] if row else None
+        ctx.evidence_role = turn_role(ctx.ingestor.store.conn, req.session_id, ctx.evidence_turn)
     if req.revises is not None:
         _check_revision(req.revises, ctx.source_kind, ctx.downgrade_reason)
 

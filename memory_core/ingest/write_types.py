@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ..errors import MemoryCoreError
 from ..policy.grants import ScopeAccess
 from ..policy.scopes import Scope
 from ..store.records import Record
@@ -98,6 +99,16 @@ class WriteOutcome:
             "flagged_for_review": self.flagged_for_review,
             "notes": self.notes,
         }
+
+
+@dataclass
+class WriteRefusal:
+    """A write the write path refused: the error the caller sees, the stage that refused it, and
+    whether its write-log row was written (a failure to log never hides the refusal)."""
+
+    error: MemoryCoreError
+    stage: str | None
+    logged: bool
 
 
 @dataclass

@@ -2,13 +2,16 @@
 
 Explicit tool writes (path A), accepted extraction candidates (path B), revisions and host system
 facts run the same named stages (:data:`BEFORE`, :data:`IN_TRANSACTION`, :data:`AFTER`), each
-timed into the write log by :func:`memory_core.stages.run_stages`:
+timed by :func:`memory_core.stages.run_stages`:
 
 input_validation → permission_check → evidence_validation → content_embedding → (one transaction:)
 entity_link_resolution → duplicate_search → contradiction_check → sqlite_transaction →
-event_log_write → (after commit:) vector_index_update.
+event_log_write → write-log row → COMMIT; (after commit:) vector_index_update.
 
-A refused write (any MemoryCoreError) writes nothing but its write-log row.
+A write commits once: its write-log row, with the stage timings up to then, is in the write's own
+transaction, and the outcome (and the write's span) carry the same numbers. A refused write (any
+MemoryCoreError) writes nothing but its write-log row; :meth:`Ingestor.attempt` returns it as a
+:class:`WriteRefusal` (the refusing stage from the timer, never a flag on the exception).
 """
 
 from __future__ import annotations
@@ -22,11 +25,11 @@ from ..policy.grants import ScopeAccess
 from ..policy.rules import Observation, normalise_attribute
 from ..settings import WriteSettings
 from ..stages import Stage, StageTimer, run_stages
-from ..store.db import Store, dumps
+from ..store.db import Store
 from ..store.records import Record
 from ..telemetry import NO_TELEMETRY, Telemetry, spans
 from . import write_stages as ws
-from .write_types import WriteContext, WriteOutcome, WriteRequest  # noqa: F401 (WriteRequest, WriteOutcome: public here)
+from .write_types import WriteContext, WriteOutcome, WriteRefusal, WriteRequest  # noqa: F401 (WriteRequest, WriteOutcome: public here)
 from .procedures import load_procedure
 from .write_log import candidate_of, clip, insert_log_row, refusal_validation
 
@@ -73,40 +76,50 @@ class Ingestor:
     def write(self, req: WriteRequest, access: ScopeAccess) -> WriteOutcome:
         """Write (or reinforce) one record; raises MemoryCoreError subclasses and writes nothing on
         error except the refusal's write-log row."""
-        with spans.write(self.telemetry, req) as span:
-            outcome = self._write(req, access)
-            spans.write_done(span, req, outcome)
-        return outcome
+        result = self.attempt(req, access)
+        if isinstance(result, WriteRefusal):
+            raise result.error
+        return result
 
-    def _write(self, req: WriteRequest, access: ScopeAccess) -> WriteOutcome:
+    def attempt(self, req: WriteRequest, access: ScopeAccess) -> WriteOutcome | WriteRefusal:
+        """:meth:`write`, with a refusal returned (already in the write log) instead of raised."""
         timer = StageTimer()
+        with spans.write(self.telemetry, req) as span:
+            try:
+                result = self._write(req, access, timer)
+            except Exception:  # a bug, not a refusal: it propagates, and the span names the stage it came from
+                spans.stage_failed(span, timer.failed)
+                raise
+            if isinstance(result, WriteRefusal):
+                spans.write_refused(span, result.error, result.stage)
+            else:
+                spans.write_done(span, req, result)
+        return result
+
+    def _write(self, req: WriteRequest, access: ScopeAccess, timer: StageTimer) -> WriteOutcome | WriteRefusal:
         ctx = WriteContext(req=req, access=access, now=self.clock.now(), ingestor=self, source_kind=req.source_kind)
         try:
             run_stages(BEFORE, ctx, timer)
-            # locks the scope written to (and a revised record's): writers of other scopes never wait
+            # One transaction, one commit: it locks the scope written to (and a revised record's), so
+            # writers of other scopes never wait, and holds the write-log row with the stage timings.
             with self.store.transaction(write_scopes(req)) as conn:
                 ctx.conn = conn
                 run_stages(IN_TRANSACTION, ctx, timer)
-                log_seq = self._log(conn, ctx, timer)
+                result = ctx.outcome
+                assert result is not None
+                # taken once: the log row, the outcome and the write's span carry the same numbers
+                result.stages, result.total_ms = dict(timer.stages), timer.total_ms()
+                self._log(conn, ctx)
             ctx.conn = None
         except MemoryCoreError as exc:
-            try:
-                self._log_refusal_of(req, exc, timer)
-            except Exception:  # the refusal is what the caller must see, not a failure to log it
-                log.exception("could not log a refused write")
-            raise
-        run_stages(AFTER, ctx, timer)
-        result = ctx.outcome
-        assert result is not None
-        result.stages = dict(timer.stages)
-        result.total_ms = timer.total_ms()
-        with self.store.batched_transaction() as conn:  # its own row: no scope locked, one round trip on PostgreSQL
-            conn.execute("UPDATE write_log SET stages = ?, total_ms = ? WHERE seq = ?", (dumps(result.stages), result.total_ms, log_seq))
+            return WriteRefusal(exc, timer.failed, self._log_refusal_of(req, exc, timer))
+        run_stages(AFTER, ctx, StageTimer())  # after the commit: a cache refresh, not part of the logged write
         return result
 
     # -- the write log ----------------------------------------------------------------------------
 
-    def _log(self, conn, ctx: WriteContext, timer: StageTimer) -> int:
+    def _log(self, conn, ctx: WriteContext) -> int:
+        """The write-log row of a write that succeeded, in its transaction, with the outcome's timings."""
         result = ctx.outcome
         assert result is not None
         validation = {**ctx.validation, "outcome": result.outcome, "summary": result.summary, "notes": result.notes,
@@ -117,34 +130,33 @@ class Ingestor:
             conn, at=format_ts(self.clock.now()), operation=req.operation, agent_id=req.agent_id, user_id=req.user_id,
             session_id=req.session_id, actor=req.actor, outcome=result.outcome, record_id=result.record.id,
             status=result.record.status, source_kind=result.record.source_kind, candidate=candidate_of(req),
-            validation=validation, stages=dict(timer.stages), total_ms=timer.total_ms(),
+            validation=validation, stages=result.stages, total_ms=result.total_ms,
         )
 
-    def _log_refusal_of(self, req: WriteRequest, exc: MemoryCoreError, timer: StageTimer) -> None:
-        if getattr(exc, "write_logged", False):
-            return
+    def _log_refusal_of(self, req: WriteRequest, exc: MemoryCoreError, timer: StageTimer) -> bool:
+        """Log a refused write; False if even that failed (the refusal is what the caller must see)."""
         target = req.revises.id if req.revises is not None else None
-        self.log_refusal(
-            operation=req.operation, agent_id=req.agent_id, user_id=req.user_id, session_id=req.session_id, actor=req.actor,
-            candidate=clip(candidate_of(req)), error=exc, stage=getattr(exc, "failed_stage", None), record_id=target,
-            stages=dict(timer.stages), total_ms=timer.total_ms(),
-        )
+        try:
+            self.log_refusal(
+                operation=req.operation, agent_id=req.agent_id, user_id=req.user_id, session_id=req.session_id, actor=req.actor,
+                candidate=clip(candidate_of(req)), error=exc, stage=timer.failed, record_id=target,
+                stages=dict(timer.stages), total_ms=timer.total_ms(),
+            )
+        except Exception:
+            log.exception("could not log a refused write")
+            return False
+        return True
 
     def log_refusal(self, *, operation: str, agent_id: str | None, user_id: str | None, session_id: str | None, actor: str,
                     candidate: dict, error: Exception, stage: str | None = None, record_id: str | None = None,
                     stages: dict | None = None, total_ms: float = 0.0) -> int:
-        """Record a refused write attempt (nothing else is written); marks ``error`` as logged."""
+        """Record a refused write attempt (nothing else is written); returns the log row's seq."""
         with self.store.transaction(()) as conn:  # an append: no scope locked
-            seq = insert_log_row(
+            return insert_log_row(
                 conn, at=format_ts(self.clock.now()), operation=operation, agent_id=agent_id, user_id=user_id,
                 session_id=session_id, actor=actor, outcome="refused", record_id=record_id, status=None, source_kind=None,
                 candidate=clip(candidate), validation=refusal_validation(error, stage), stages=stages or {}, total_ms=total_ms,
             )
-        try:
-            error.write_logged = True  # type: ignore[attr-defined]
-        except AttributeError:  # pragma: no cover
-            pass
-        return seq
 
     def procedure(self, record_id: str) -> dict | None:
         """The procedure row of a procedural record (None if it has none)."""

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ..errors import NotFoundError
+from ..store import grant_queries as queries
 from ..store.db import Store
 from .scopes import Scope, private_scope
 
@@ -82,10 +83,7 @@ def resolve_access(conn: sqlite3.Connection, agent_id: str, user_id: str) -> Sco
     own = private_scope(agent_id, user_id).key
     access.readable[own] = "implicit private scope of this agent-user pair"
     access.writable[own] = "implicit private scope of this agent-user pair"
-    rows = conn.execute(
-        "SELECT scope_kind, scope_id, can_read, can_write FROM grants WHERE agent_id = ?", (agent_id,)
-    ).fetchall()
-    for row in rows:
+    for row in queries.agent_grants(conn, agent_id):
         scope = Scope(row["scope_kind"], row["scope_id"])
         if scope.is_private:
             # Private scopes are implicit; a stored grant is never honoured, and one naming
@@ -136,15 +134,8 @@ def save_grant(store: Store, *, agent_id: str, scope: Scope, read: bool, write: 
     Callers check :func:`check_grantable` and the read/write flags first.
     """
     with store.transaction() as conn:
-        previous = conn.execute(
-            "SELECT can_read, can_write FROM grants WHERE agent_id = ? AND scope_kind = ? AND scope_id = ?",
-            (agent_id, scope.kind, scope.id),
-        ).fetchone()
-        conn.execute(
-            "INSERT INTO grants (agent_id, scope_kind, scope_id, can_read, can_write, created_at, created_by) VALUES (?,?,?,?,?,?,?) "
-            "ON CONFLICT(agent_id, scope_kind, scope_id) DO UPDATE SET can_read = excluded.can_read, can_write = excluded.can_write",
-            (agent_id, scope.kind, scope.id, int(read), int(write), now, actor),
-        )
+        previous = queries.grant_flags(conn, agent_id, scope.kind, scope.id)
+        queries.upsert_grant(conn, agent_id, scope.kind, scope.id, read, write, now, actor)
         store.append_event(
             conn, at=now, kind="grant.changed" if previous else "grant.added", actor=actor, reason=reason,
             payload={"agent_id": agent_id, "scope": scope.key, "read": read, "write": write,
@@ -156,14 +147,13 @@ def save_grant(store: Store, *, agent_id: str, scope: Scope, read: bool, write: 
 def delete_grant(store: Store, *, agent_id: str, scope: Scope, now: str, actor: str, reason: str | None = None) -> None:
     """Remove an agent's grant on a scope (NotFoundError when there is none), with a ``grant.revoked`` event."""
     with store.transaction() as conn:
-        cur = conn.execute("DELETE FROM grants WHERE agent_id = ? AND scope_kind = ? AND scope_id = ?", (agent_id, scope.kind, scope.id))
-        if cur.rowcount == 0:
+        if not queries.remove_grant(conn, agent_id, scope.kind, scope.id):
             raise NotFoundError(f"agent {agent_id} has no grant on {scope.key}")
         store.append_event(conn, at=now, kind="grant.revoked", actor=actor, reason=reason, payload={"agent_id": agent_id, "scope": scope.key})
 
 
 def list_grants(store: Store, agent_id: str | None = None) -> list[dict]:
     """Every grant (or one agent's), ordered by agent and scope."""
-    sql = "SELECT agent_id, scope_kind || ':' || scope_id AS scope, can_read, can_write, created_at, created_by FROM grants"
-    rows = store.query(sql + (" WHERE agent_id = ?" if agent_id else "") + " ORDER BY agent_id, scope", (agent_id,) if agent_id else ())
+    with store.lock:
+        rows = queries.grant_rows(store.conn, agent_id)
     return [{**dict(r), "can_read": bool(r["can_read"]), "can_write": bool(r["can_write"])} for r in rows]

@@ -12,6 +12,7 @@ from .recorder import StageRecorder
 from .request import SearchRequest
 from .search_types import Candidate, ResponseExplanation, ResultExplanation, StageTrace
 from .services import SearchServices
+from .window import FilterOutcome
 
 
 def explain_result(settings: RetrievalSettings, request: SearchRequest, rewritten_query: str | None, cand: Candidate,
@@ -65,6 +66,7 @@ class ExplainStage:
         rewrite_status: str
         access: ScopeAccess
         filter: HardFilter | None = None
+        filter_outcome: FilterOutcome | None = None
         pool: dict[int, Candidate] = field(default_factory=dict)
         generated: dict[str, list[int]] = field(default_factory=dict)
         gate: dict = field(default_factory=dict)
@@ -112,7 +114,8 @@ def explain_response(given: ExplainStage.Inputs, results: list[Candidate]) -> Re
     return ResponseExplanation(
         raw_query=given.request.query, rewritten_query=given.rewritten_query, rewrite_status=given.rewrite_status,
         scopes=dict(given.access.readable),
-        filter=given.filter.to_dict() if given.filter is not None else {},
+        filter={**(given.filter.to_dict() if given.filter is not None else {}),
+                **(given.filter_outcome.to_dict() if given.filter_outcome is not None else {})},
         candidates={**{g: len(given.generated.get(g, [])) for g in GENERATORS}, "fused": len(given.pool)},
         gate=dict(given.gate),
         collapsed=len(collapse.dropped) if collapse is not None else 0,

@@ -161,4 +161,33 @@ class HardFilterStage:
                outputs={**flt.to_dict(), "indexed_rows_allowed": int(mask.sum()),
                         "lapsed_provisional_excluded": (mask.lapsed or 0) if sql_filter else len(lapsed)})
         rec.note(flt.describe())
+        left = int(mask.sum())  # the records every generator may look at
+        rec.io(outputs={"readable_records": left})
+        if not left:  # the stage that left nothing says why, first (the explorer's stage table shows the first note)
+            rec.note(no_records_reason(given.access, flt, None), first=True)
         return self.Outputs(flt, mask)
+
+
+def no_records_reason(access: ScopeAccess, flt: HardFilter, window_removed: int | None) -> str:
+    """Why the hard filter left no readable record ("0 readable records: agent scheduler has no read
+    grant on user:alice; agent:scheduler/alice holds no provisional/confirmed record").
+
+    It names only the searching agent's own grants, the restrictions the request asked for and
+    counts of records it may read: nothing here depends on what the scopes it cannot read hold,
+    since this sentence reaches the model (the tool result's empty_reason) as well as the admin
+    trace. ``window_removed`` is what the event-time window removed (None: not counted yet).
+    """
+    causes = []
+    user_scope = f"user:{access.user_id}"
+    if user_scope not in access.readable:
+        causes.append(access.can_read(user_scope).reason)
+    windowed = flt.event_from is not None or flt.event_to is not None
+    window = f"from {flt.event_from or 'any'} to {flt.event_to or 'any'}"
+    if window_removed:
+        causes.append(f"the event-time window ({window}) removed all {window_removed} readable record(s)")
+    else:
+        held = f"{'/'.join(flt.statuses)} record" + (f" of type {'/'.join(flt.types)}" if flt.types else "")
+        within = f" in the event-time window ({window})" if windowed and window_removed is None else ""
+        verb = "holds" if len(flt.scopes) == 1 else "hold"
+        causes.append(f"{', '.join(flt.scopes)} {verb} no {held}{within}")
+    return "0 readable records: " + "; ".join(causes)

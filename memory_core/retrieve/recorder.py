@@ -23,8 +23,12 @@ class StageRecorder:
         if outputs:
             self.trace.outputs.update(outputs)
 
-    def note(self, text: str) -> None:
-        self.trace.notes.append(text)
+    def note(self, text: str, first: bool = False) -> None:
+        """Add a note to the trace (``first``: before the others, as the one the stage table shows)."""
+        if first:
+            self.trace.notes.insert(0, text)
+        else:
+            self.trace.notes.append(text)
 
     def skip(self, reason: str) -> None:
         """Mark the stage as skipped (it did nothing), with why."""

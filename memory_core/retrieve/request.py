@@ -23,8 +23,9 @@ from ..settings import RetrievalSettings
 from ..store.records import RECORD_TYPES
 
 # Who made a search (search_log.origin): the model's own memory_search call, the adapter host's
-# search in auto/hybrid, a person in the admin app (explorer, replay), or an evaluation harness.
-SEARCH_ORIGINS = ("model", "host", "admin", "eval")
+# search in auto/hybrid, a person in the admin app (explorer, replay), an evaluation harness, or the
+# extractor looking up related records for its reviewer (kept out of the agent-facing rates).
+SEARCH_ORIGINS = ("model", "host", "admin", "eval", "extraction")
 MAX_HINTS = 20  # entity hints per search
 MAX_HINT_CHARS = 200  # characters per entity hint
 _DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")

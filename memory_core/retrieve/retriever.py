@@ -47,6 +47,7 @@ from .rewrite import QueryRewriter, RewriteStage
 from .search_log import LogStage, load_search, log_failure, logged_request
 from .search_types import SearchResponse, SearchResult, SearchTrace
 from .services import PassageScorer
+from .window import TimeWindowStage
 
 # Worker threads for query embeddings made alongside the lexical and entity generators: a few, so
 # concurrent searches from several threads do not queue behind one another's embeddings.
@@ -57,7 +58,7 @@ BATCH_EMBED = 64  # query texts per embedder call in a batch search
 def default_stages() -> list[Stage]:
     """The stages in the design's order: the map of the search pipeline."""
     return [
-        RewriteStage(), ScopeStage(), HardFilterStage(), QueryEmbeddingStage(), LexicalStage(), EntityStage(),
+        RewriteStage(), ScopeStage(), HardFilterStage(), TimeWindowStage(), QueryEmbeddingStage(), LexicalStage(), EntityStage(),
         DenseStage(), FusionStage(), FreshnessStage(), GateStage(), CollapseStage(), RerankStage(), BudgetStage(),
         ExplainStage(), LogStage(),
     ]

@@ -156,9 +156,9 @@ class AdminMethods:
         """Live records per scope, largest first."""
         return overview.counts_by_scope(self.store, limit)
 
-    def search_latencies(self, limit: int = 5000) -> list[float]:
-        """Total milliseconds of the latest logged searches."""
-        return overview.search_latencies(self.store, limit)
+    def search_latencies(self, limit: int = 5000, include_extraction: bool = False) -> list[float]:
+        """Total milliseconds of the latest logged searches (the extractor's own only with ``include_extraction``)."""
+        return overview.search_latencies(self.store, limit, include_extraction)
 
     def recent_events(self, limit: int = 15) -> list[dict]:
         """The latest events, newest first."""
@@ -168,13 +168,15 @@ class AdminMethods:
         """Records created per day and type, tombstones left out."""
         return admin_logs.live_records_per_day(self.store)
 
-    def search_timings(self) -> list[dict[str, Any]]:
-        """Every logged search's day, milliseconds and emptiness."""
-        return admin_logs.search_timings(self.store)
+    def search_timings(self, include_extraction: bool = False) -> list[dict[str, Any]]:
+        """Every logged search's day, milliseconds and emptiness (the extractor's own related-record
+        searches only with ``include_extraction``)."""
+        return admin_logs.search_timings(self.store, include_extraction)
 
-    def search_outcomes(self) -> list[dict[str, Any]]:
-        """Every logged search's emptiness and empty reason."""
-        return admin_logs.search_outcomes(self.store)
+    def search_outcomes(self, include_extraction: bool = False) -> list[dict[str, Any]]:
+        """Every logged search's emptiness and empty reason (the extractor's own searches only
+        with ``include_extraction``)."""
+        return admin_logs.search_outcomes(self.store, include_extraction)
 
     def review_backlog(self) -> list[dict[str, Any]]:
         """Per scope, what waits for a reviewer."""

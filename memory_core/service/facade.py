@@ -53,6 +53,7 @@ from ..store.records import Record
 from ..telemetry import Telemetry, spans
 from .admin_methods import AdminMethods
 from .ambient_methods import AmbientMethods
+from .app_entries import AppEntryMethods
 from .embedders import shared_embedder
 from .extraction_methods import ExtractionMethods
 from .portable_methods import PortableMethods
@@ -60,7 +61,7 @@ from .session import Session
 from .tool_surface import ToolSurface, default_tool_surface
 
 
-class MemoryService(ExtractionMethods, AmbientMethods, AdminMethods, PortableMethods):
+class MemoryService(ExtractionMethods, AmbientMethods, AdminMethods, PortableMethods, AppEntryMethods):
     """A memory store opened for use: SQLite, vector index, embedder, write path, retriever and tools."""
 
     def __init__(self, store: Store, settings: Settings, clock: Clock, embedder, *, llm=None,

@@ -83,7 +83,7 @@ EVENT_TEXT_COLUMNS = ("kind", "actor", "record_id", "entity_id", "reason")
 
 def search_log_page(store: Store, flt: LogFilter, page: int = 1, page_size: int = 50) -> RowsPage:
     """One page of the search log, newest first; ``results`` counts each search's returned records."""
-    found = rows_page(store, "seq, id, at, agent_id, user_id, raw_query, result_ids, empty_reason, total_ms", "search_log",
+    found = rows_page(store, "seq, id, at, origin, agent_id, user_id, raw_query, result_ids, empty_reason, total_ms", "search_log",
                       flt.search_where(), "seq DESC", page, page_size)
     for row in found.rows:
         row["results"] = len(loads(row.pop("result_ids"), []))
@@ -141,7 +141,7 @@ def decode_log_row(table: str, row: Any) -> dict:
 def recent_searches(store: Store, limit: int = 50) -> list[dict[str, Any]]:
     """The latest logged searches with how many records each returned."""
     rows = store.query(
-        "SELECT id, at, agent_id, user_id, raw_query, result_ids FROM search_log ORDER BY seq DESC LIMIT ?", (limit,))
+        "SELECT id, at, origin, agent_id, user_id, raw_query, result_ids FROM search_log ORDER BY seq DESC LIMIT ?", (limit,))
     return [{**dict(r), "results": len(loads(r["result_ids"], []))} for r in rows]
 
 
@@ -209,15 +209,23 @@ def live_records_per_day(store: Store) -> list[dict[str, Any]]:
     return [dict(r) for r in rows]
 
 
-def search_timings(store: Store) -> list[dict[str, Any]]:
-    """Every logged search's day, total milliseconds and whether it returned nothing, in log order."""
-    rows = store.query("SELECT substr(at, 1, 10) AS day, total_ms, result_ids FROM search_log ORDER BY seq")
+# The searches agents and people made: the extractor's related-record look-ups left out.
+NOT_EXTRACTION = "(origin IS NULL OR origin <> 'extraction')"
+
+
+def search_timings(store: Store, include_extraction: bool = False) -> list[dict[str, Any]]:
+    """Every logged search's day, total milliseconds and whether it returned nothing, in log order
+    (the extractor's own searches only with ``include_extraction``)."""
+    where = "" if include_extraction else f" WHERE {NOT_EXTRACTION}"
+    rows = store.query(f"SELECT substr(at, 1, 10) AS day, total_ms, result_ids FROM search_log{where} ORDER BY seq")
     return [{"day": r["day"], "total_ms": float(r["total_ms"] or 0.0), "empty": not loads(r["result_ids"], [])} for r in rows]
 
 
-def search_outcomes(store: Store) -> list[dict[str, Any]]:
-    """Every logged search's emptiness and empty reason."""
-    rows = store.query("SELECT result_ids, empty_reason FROM search_log")
+def search_outcomes(store: Store, include_extraction: bool = False) -> list[dict[str, Any]]:
+    """Every logged search's emptiness and empty reason (the extractor's own searches only with
+    ``include_extraction``)."""
+    where = "" if include_extraction else f" WHERE {NOT_EXTRACTION}"
+    rows = store.query(f"SELECT result_ids, empty_reason FROM search_log{where}")
     return [{"empty": not loads(r["result_ids"], []), "empty_reason": r["empty_reason"]} for r in rows]
 
 

@@ -11,7 +11,7 @@ import sqlite3
 from collections.abc import Callable
 
 from ..errors import MigrationError
-from . import migrations_ambient, migrations_hardening, migrations_hostmem, migrations_mcp
+from . import migrations_ambient, migrations_hardening, migrations_hostmem, migrations_mcp, migrations_search
 
 Migration = Callable[[sqlite3.Connection], None]
 MIGRATIONS: dict[int, tuple[str, Migration]] = {}
@@ -446,3 +446,5 @@ migration(92, "session context: the prompt prefix as the model received it")(mig
 migration(95, "host-issued memory decisions and fitness results")(migrations_hostmem.host_memory_tables)
 # The MCP server's API keys and the host sessions its hooks report (issue 25).
 migration(100, "API keys and host sessions reported by hooks")(migrations_mcp.mcp_tables)
+# The extractor's related-record searches get their own origin (issue 27).
+migration(105, "search origin: extraction too")(migrations_search.extraction_origin)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import sqlite3
 
-# What a redacted audit-event reason becomes. The event itself (kind, time, actor, record id)
-# stays: forgetting erases the memory, not the fact that something was written and forgotten.
+# What a redacted audit-event reason becomes: this migration's own copy (live code takes it from
+# ``store/markers.py``; a test keeps the two equal).
 REDACTED_REASON = "[forgotten]"
 
 

@@ -62,9 +62,11 @@ def review_queue_sizes(store: Store) -> dict[str, int]:
     }
 
 
-def search_latencies(store: Store, limit: int = 5000) -> list[float]:
-    """Total milliseconds of the latest ``limit`` logged searches."""
-    return [r[0] for r in store.query("SELECT total_ms FROM search_log ORDER BY seq DESC LIMIT ?", (limit,))]
+def search_latencies(store: Store, limit: int = 5000, include_extraction: bool = False) -> list[float]:
+    """Total milliseconds of the latest ``limit`` logged searches (the extractor's own searches
+    only with ``include_extraction``)."""
+    where = "" if include_extraction else " WHERE (origin IS NULL OR origin <> 'extraction')"
+    return [r[0] for r in store.query(f"SELECT total_ms FROM search_log{where} ORDER BY seq DESC LIMIT ?", (limit,))]
 
 
 def recent_events(store: Store, limit: int = 15) -> list[dict]:

@@ -20,7 +20,7 @@ import os
 from collections import Counter
 from typing import Any
 
-from .tracing import NO_SCOPE, NoScope, Scope, Telemetry
+from .tracing import FAILED_STAGE, NO_SCOPE, NoScope, Scope, Telemetry
 
 PROVIDER = "agent-memory"  # gen_ai.provider.name: the memory system
 TOOL_NAMES = frozenset({"memory_search", "memory_get", "memory_write", "memory_revise", "memory_forget"})
@@ -180,6 +180,17 @@ def write_done(scope: Scope | NoScope, req: Any, outcome: Any) -> None:
     if scope.recording:
         scope.set(lambda: write_outcome(outcome))
         scope.set_content("gen_ai.memory.records", lambda: write_records(req))
+
+
+def write_refused(scope: Scope | NoScope, error: BaseException, stage: str | None) -> None:
+    """Mark a refused write's span with the error's code and the stage that refused it."""
+    scope.fail(error, stage)
+
+
+def stage_failed(scope: Scope | NoScope, stage: str | None) -> None:
+    """Name the stage an unexpected exception left (the span's exit records the error itself)."""
+    if isinstance(stage, str):
+        scope.set({FAILED_STAGE: stage})
 
 
 def write_outcome(outcome: Any) -> dict[str, Any]:

@@ -82,6 +82,9 @@ class NoScope:
     def error(self, code: str) -> None:
         pass
 
+    def fail(self, exc: BaseException, stage: str | None = None) -> None:
+        pass
+
     def child(self, name: str, attributes: AttributeSource | None = None) -> "NoScope":
         return self
 
@@ -142,11 +145,10 @@ class Scope:
         if self._telemetry.record_content:
             self.set(lambda: {key: value()})
 
-    def fail(self, exc: BaseException) -> None:
+    def fail(self, exc: BaseException, stage: str | None = None) -> None:
         """Error status with the exception's structured code (never its message: it may quote the input),
-        and the stage it stopped in when a stage runner named one."""
+        and ``stage``, the stage it stopped in, when the caller knows it."""
         self.error(error_code(exc))
-        stage = getattr(exc, "failed_stage", None)
         if isinstance(stage, str):
             self.set({FAILED_STAGE: stage})
 

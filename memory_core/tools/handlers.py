@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..clock import parse_ts
-from ..errors import InvalidInputError, NotFoundError, PermissionDeniedError
+from ..errors import InvalidInputError, MemoryCoreError, NotFoundError, PermissionDeniedError
 from ..ingest.writer import WriteRequest
 from ..settings import Settings
 from ..store.records import Record, restrict_links
@@ -37,6 +37,12 @@ def _writable_record(session: "Session", record_id: str) -> Record:
     return record
 
 
+def _refused_by_write_path(exc: MemoryCoreError) -> dict:
+    """The tool result of a write the write path refused: it wrote the refusal's log row already,
+    so the refusal is returned as a result (the tool layer's refusal hook would log it again)."""
+    return {"ok": False, "error": exc.to_dict()}
+
+
 def write_limits(settings: Settings) -> dict[str, dict]:
     """JSON-schema bounds of memory_write and memory_revise from the settings the write path enforces."""
     write = settings.write
@@ -57,7 +63,11 @@ def memory_write(session: "Session", args: MemoryWriteInput) -> dict:
         valid_until=parse_ts(args.valid_until), review_at=parse_ts(args.review_at),
         procedure=args.procedure.model_dump() if args.procedure is not None else None,
     )
-    outcome = session.service.write(request, session.access())
+    access = session.access()
+    try:
+        outcome = session.service.write(request, access)
+    except MemoryCoreError as exc:
+        return _refused_by_write_path(exc)
     return outcome.to_tool_result()
 
 
@@ -99,9 +109,12 @@ def memory_revise(session: "Session", args: MemoryReviseInput) -> dict:
                 "observations": updated.observations, "expires_at": updated.expires_at}
     if not args.content:
         raise InvalidInputError("update needs the corrected content", field="content")
-    outcome = service.revise(session, record, content=args.content, source_kind=args.source_kind, evidence=args.evidence,
-                             valid_from=parse_ts(args.valid_from), valid_until=parse_ts(args.valid_until),
-                             review_at=parse_ts(args.review_at), reason=args.reason, actor=actor)
+    try:
+        outcome = service.revise(session, record, content=args.content, source_kind=args.source_kind, evidence=args.evidence,
+                                 valid_from=parse_ts(args.valid_from), valid_until=parse_ts(args.valid_until),
+                                 review_at=parse_ts(args.review_at), reason=args.reason, actor=actor)
+    except MemoryCoreError as exc:
+        return _refused_by_write_path(exc)
     return outcome.to_tool_result()
 
 

@@ -90,8 +90,6 @@ REFUSAL_HOOKS: list[Callable[["Session", str, Any, MemoryCoreError], None]] = []
 
 
 def _report_refusal(session: "Session", name: Any, arguments: Any, exc: MemoryCoreError) -> None:
-    if getattr(exc, "write_logged", False):
-        return
     for hook in REFUSAL_HOOKS:
         try:
             hook(session, name, arguments, exc)

@@ -151,10 +151,10 @@ def test_an_engineer_debugs_an_empty_search(app_server, page):
     page.get_by_role("tab", name="Stages").click()
     # Each click reruns the app; wait for the panel to show the stage it should, never for a time.
     panel = key(page, "explorer_stage_panel").locator('[data-testid="stText"]').first
-    for number, name in enumerate(["rewrite", "scope_resolution", "hard_filter", "query_embedding"], 1):
+    for number, name in enumerate(["rewrite", "scope_resolution", "hard_filter", "time_window", "query_embedding"], 1):
         expect(panel).to_contain_text(re.compile(rf"^Stage {number} of \d+: {name} · "))
         click(page, "explorer_next")
-    expect(panel).to_contain_text(re.compile(r"^Stage 5 of \d+: "))
+    expect(panel).to_contain_text(re.compile(r"^Stage 6 of \d+: "))
     search(page, "assistant", "alice", "Lisbon trip dates")
     expect(page.get_by_text(re.compile(r"\d+ result\(s\)"))).to_be_visible()
     assert eventually(page, lambda: lisbon in result_ids(page))

@@ -8,7 +8,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.app_utils import check, click, fill, goto, key, nav, table_text
+from tests.e2e.app_utils import check, click, fill, goto, key, nav, sign_in_as, table_text
 from tests.mcp.raw_client import RawHttpSession
 from tests.mcp.servers import ServerProcess
 
@@ -25,6 +25,8 @@ def test_an_operator_creates_a_key_uses_it_over_mcp_and_revokes_it(app_server, p
     fill(page, "key_create_reason", "alice's new laptop", submit=False)
     click(page, "key_create_submit")
     expect(page.get_by_text("Copy the token now")).to_be_visible()
+    expect(page.get_by_text("will not be shown again")).to_be_visible()
+    expect(page.get_by_text("use the copy button")).to_be_visible()
     code = page.locator('[data-testid="stCode"]').first
     expect(code).to_contain_text("am_model_")
     assert "browser test" in table_text(page, "keys_table")  # the list already has the new key
@@ -50,3 +52,14 @@ def test_an_operator_creates_a_key_uses_it_over_mcp_and_revokes_it(app_server, p
         expect(page.get_by_text("its token now gets 401")).to_be_visible()
         assert session.post({"jsonrpc": "2.0", "id": 7, "method": "tools/list"}).status_code == 401
         session.close()
+
+
+def test_keys_are_for_operators_only(app_server, page):
+    base, _ = app_server
+    sign_in_as(page, base, "reviewer", "reviewer-demo-2026")
+    sidebar = page.locator('[data-testid="stSidebarNav"]')
+    expect(sidebar.get_by_role("link", name="Grants", exact=True)).to_be_visible()
+    expect(sidebar.get_by_role("link", name="Keys", exact=True)).to_have_count(0)
+    goto(page, base, "keys")  # the address itself, typed in
+    expect(page.get_by_text("Your role (reviewer) cannot open Keys.")).to_be_visible()
+    expect(key(page, "key_create_submit")).to_have_count(0)

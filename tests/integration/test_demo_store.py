@@ -175,9 +175,52 @@ def test_episodic_project_org_and_tool_records_exist(service, handles):
 
 
 def test_extraction_ran_for_every_session(service, built, seed):
-    runs = service.store.query("SELECT status FROM extraction_runs")
+    runs = service.store.query("SELECT session_id, status FROM extraction_runs")
     assert len(runs) == len(seed.sessions)
-    assert {r["status"] for r in runs} == {"succeeded"}
+    lost = {s.id for s in seed.sessions if s.extraction == "worker_lost"}
+    assert lost == {"s14-bob-hybrid-coder"}
+    # every session's run succeeded but the one whose worker kept dying, which is left failed
+    assert {r["session_id"]: r["status"] for r in runs} == {s.id: "failed" if s.id in lost else "succeeded"
+                                                             for s in seed.sessions}
+    assert built[1]["failed_extraction_runs"] == 1
+
+
+def test_the_failed_run_says_why_and_a_retry_succeeds(tmp_path, built):
+    import shutil
+
+    copy = tmp_path / "demo.sqlite"
+    shutil.copy(built[0], copy)
+    with MemoryService.open(copy, demo_settings(), clock=FixedClock(built[1]["demo_now"])) as svc:
+        (run,) = svc.extraction_runs(status="failed")
+        assert run["session_id"] == "s14-bob-hybrid-coder" and run["attempts"] == svc.settings.extraction.max_attempts
+        assert run["error"] == "the last attempt never finished"
+        assert {a["outcome"] for a in svc.extraction_run(run["id"]).attempts} == {"abandoned"}
+        assert svc.retry_extraction(run["id"], actor="test", run_now=True).status == "succeeded"
+
+
+def test_sessions_recorded_through_the_adapter_runtime(service, seed):
+    adapted = [s for s in seed.sessions if s.adapter is not None]
+    assert {s.id for s in adapted} == {"s13-alice-hybrid-assistant", "s14-bob-hybrid-coder"}
+    for spec in adapted:
+        prefix = service.session_context(spec.id)
+        assert (prefix["framework"], prefix["trigger_mode"]) == ("demo-host", spec.adapter.trigger_mode)
+        assert prefix["system_text"].startswith(spec.adapter.system)
+        assert prefix["policy"] in prefix["system_text"]
+        assert [t["name"] for t in prefix["offered_tools"]][-1] == spec.adapter.host_tools[0].name
+        assert any(t["role"] == "tool" for t in service.transcript(spec.id))
+    alice = service.session_context("s13-alice-hybrid-assistant")
+    assert "concise answers" in alice["profile_text"] and alice["profile_text"] in alice["system_text"]
+    origins = {x["origin"] for x in service.session_searches("s13-alice-hybrid-assistant")}
+    assert origins == {"host", "model"}
+    decisions = service.host_decisions("s14-bob-hybrid-coder")
+    admitted = [d for d in decisions if d["admitted_ids"]]
+    assert len(admitted) == 1 and "To release Atlas" in admitted[0]["message"]
+    assert service.store.scalar("SELECT COUNT(*) FROM fitness_results WHERE passed = 1") == 1
+
+
+def test_ambient_candidates_wait_for_a_reviewer(service, handles):
+    waiting = {r.id: s.category for r, s in service.ambient_candidates()}
+    assert waiting == {handles["alice_time_format_tool"]: "units", handles["bob_units_tool"]: "units"}
 
 
 # -- searches -----------------------------------------------------------------------------------

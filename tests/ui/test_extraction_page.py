@@ -37,6 +37,8 @@ def test_an_operator_extracts_an_ended_session_and_sees_each_candidate(open_page
 
 def test_an_uploaded_transcript_becomes_a_session_and_is_extracted(open_page):
     at = open_page("extraction.py", "operator")
+    at.toggle(key="extraction_add_open").set_value(True).run()
+    at.radio(key="extraction_add_source").set_value("Upload a file").run()
     at.selectbox(key="extraction_upload_agent").set_value("assistant")
     at.selectbox(key="extraction_upload_user").set_value("alice")
     at.file_uploader(key="extraction_upload_file").upload(
@@ -109,3 +111,38 @@ def test_a_run_waiting_after_a_failed_attempt_is_counted_on_the_overview_and_can
     retry.click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert service.extraction_run(run_id).status == "succeeded"
+
+
+def plain(markdown: str) -> str:
+    return markdown.replace("\\", "")  # md_escape's backslashes
+
+
+def test_a_pasted_transcript_resolves_its_dates_against_the_day_given(open_page):
+    at = open_page("extraction.py", "operator")
+    at.toggle(key="extraction_add_open").set_value(True).run()
+    at.selectbox(key="extraction_upload_agent").set_value("assistant")
+    at.selectbox(key="extraction_upload_user").set_value("alice")
+    at.text_area(key="extraction_paste_text").input("user: I'm flying to Tokyo next tuesday\nassistant: Have a good trip!").run()
+    assert any("the upload time" in plain(i.value) for i in at.info)  # said before anything is recorded
+    at.text_input(key="extraction_add_when").input("2026-02-25").run()
+    assert any("the time you gave, 2026-02-25T12:00:00" in plain(i.value) for i in at.info)
+    at.button(key="extraction_upload_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    detail = service_for(at).extraction_run(at.selectbox(key="extraction_run").value)
+    assert detail.status == "succeeded"
+    assert [t["at"][:10] for t in service_for(at).transcript(detail.run["session_id"])] == ["2026-02-25", "2026-02-25"]
+    written = [c for c in detail.candidates if c.get("record_id") and "Tokyo" in (c["candidate"].get("content") or "")]
+    record = service_for(at).record(written[0]["record_id"])
+    assert record.review_at.startswith("2026-03-04") and "(2026-03-03)" in record.content
+
+
+def test_a_time_in_the_future_or_unreadable_is_refused_before_anything_is_recorded(open_page):
+    at = open_page("extraction.py", "operator")
+    at.toggle(key="extraction_add_open").set_value(True).run()
+    at.text_area(key="extraction_paste_text").input("user: I'm flying to Tokyo next tuesday").run()
+    sessions = service_for(at).store.scalar("SELECT COUNT(*) FROM sessions")
+    for when, says in (("2030-01-01", "in the future"), ("last week", "must be an ISO-8601")):
+        at.text_input(key="extraction_add_when").input(when).run()
+        assert any(says in plain(e.value) for e in at.error)
+        assert at.button(key="extraction_upload_run").disabled
+    assert service_for(at).store.scalar("SELECT COUNT(*) FROM sessions") == sessions

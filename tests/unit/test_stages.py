@@ -31,11 +31,12 @@ def test_a_stage_may_return_a_new_context():
     assert ctx.seen == ["new"]
 
 
-def test_a_failing_stage_is_named_on_the_exception_and_still_timed():
+def test_a_failing_stage_is_named_on_the_timer_and_still_timed():
     def boom(ctx):
         raise ValueError("no")
 
     timer = StageTimer()
     with pytest.raises(ValueError) as info:
         run_stages([Stage("fine", lambda c: None), Stage("boom", boom)], Ctx(), timer)
-    assert info.value.failed_stage == "boom" and "boom" in timer.stages
+    assert timer.failed == "boom" and "boom" in timer.stages
+    assert not hasattr(info.value, "failed_stage")  # nothing rides on the exception

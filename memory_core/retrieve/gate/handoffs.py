@@ -12,6 +12,7 @@ from ..generate.lexical_score import LexicalResult, Readable
 from ..generate.name_stripped import RestQuery
 from ..request import SearchRequest
 from ..search_types import Candidate
+from ..window import FilterOutcome
 
 
 @dataclass(slots=True)
@@ -30,6 +31,7 @@ class GateInputs:
     generated: dict[str, list[int]]
     ranking: list[Candidate]
     rest_query: RestQuery | None
+    filter_outcome: FilterOutcome | None = None  # what the hard filter and its event-time window left
 
 
 @dataclass(slots=True)

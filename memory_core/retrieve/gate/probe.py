@@ -115,6 +115,9 @@ def empty_reason(deps: SearchServices, given: GateInputs, floors: GateFloors, re
     only older records (superseded, expired) would have answered (the probe's counts go into ``summary``)."""
     if summary["candidates"] == 0:
         reason = f"no record in the readable scopes passes the hard filter ({given.filter.describe()})"
+    outcome = given.filter_outcome  # the filter stages' own account: how many readable records, and why none
+    if summary["candidates"] == 0 and outcome is not None and outcome.reason:
+        reason = outcome.reason
     if not given.request.historical:
         probe = lifecycle_probe(deps, given, floors, unknown, in_query, summary, known)
         summary["lifecycle_probe"] = probe
@@ -122,4 +125,5 @@ def empty_reason(deps: SearchServices, given: GateInputs, floors: GateFloors, re
             kinds = [k for k in ("superseded", "expired") if probe[k]]
             detail = ", ".join(f"{probe[k]} {k}" for k in kinds)
             reason = f"all {probe['passing']} candidates filtered as {' or '.join(kinds)} ({detail}); historical search includes them"
-    return reason
+    window = outcome.window_note() if outcome is not None and summary["candidates"] else None
+    return f"{window}; of the rest, {reason}" if window else reason  # the window first: it acted before the gate

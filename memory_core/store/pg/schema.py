@@ -26,6 +26,8 @@ memory decisions and fitness results).
 
 Migration 4 is SQLite's 100 (API keys and host sessions, ``schema_mcp.py``).
 
+Migration 6 is SQLite's 105 (a search's origin may be ``extraction``).
+
 Migration 3 has no SQLite counterpart: ``record_counts``, the number of records with a vector per
 (scope, status, type), kept by statement-level triggers on ``records`` (transition tables, so a
 statement touching many rows updates each count once). The hard filter's admitted-row count is then
@@ -45,7 +47,7 @@ from collections.abc import Callable
 from ...errors import MigrationError
 
 PG_MIGRATIONS: dict[int, tuple[str, Callable]] = {}
-REDACTED_REASON = "[forgotten]"  # the same marker as migrations_hardening.REDACTED_REASON
+REDACTED_REASON = "[forgotten]"  # the schema's own copy of store/markers.py's marker (a test keeps them equal)
 LOCK_MIGRATE = 7_301_001  # advisory lock: one process migrates at a time
 
 
@@ -521,6 +523,13 @@ def _p0005_mcp(conn) -> None:
 
     for statement in split_statements(MCP_TABLES):
         conn.execute_native(statement)
+
+
+@pg_migration(6, "search origin: extraction too (SQLite migration 105)")
+def _p0006_extraction_origin(conn) -> None:
+    conn.execute_native("ALTER TABLE search_log DROP CONSTRAINT search_log_origin_check")
+    conn.execute_native("ALTER TABLE search_log ADD CONSTRAINT search_log_origin_check "
+                        "CHECK (origin IS NULL OR origin IN ('model','host','admin','eval','extraction'))")
 
 
 def split_statements(script: str) -> list[str]:

@@ -3,10 +3,34 @@ from admin_ui.views import dashboard
 
 
 def test_reason_classes_group_equal_causes():
-    assert overview.reason_class("best cosine 0.13 < floor 0.42; no lexical match") == "best cosine N < floor N"
-    assert overview.reason_class("best cosine 0.24 < floor 0.42") == "best cosine N < floor N"
-    assert overview.reason_class("no record passes the hard filter (scopes a, b)") == "no record passes the hard filter"
+    weak = "weak match: below the relevance floors"
+    assert overview.reason_class("best cosine 0.13 < floor 0.42; no lexical match") == weak
+    assert overview.reason_class("best cosine 0.24 < floor for unknown names 0.55; best lexical score 0.20 < floor 0.75") == weak
+    assert overview.reason_class("no dense candidate; best lexical score 0.10 < floor 0.75; no entity match") == weak
+    assert overview.reason_class("0 readable records: agent s has no read grant on user:a; agent:s/a holds no "
+                                 "provisional/confirmed record") == "no readable record (grants, status or type)"
+    assert overview.reason_class("no record in the readable scopes passes the hard filter (scopes a, b)") == \
+        "no readable record (grants, status or type)"
+    assert overview.reason_class("the event-time window (from 2026-01-01 to any) removed 13 readable record(s) before "
+                                 "ranking; of the rest, best cosine 0.07 < floor 0.40") == "From/To window removed the records"
+    assert overview.reason_class("all 2 candidates filtered as superseded (2 superseded); historical search includes them") \
+        == "only superseded or expired records matched"
+    assert overview.reason_class("mentions bob, but nothing about the rest of the question (x 0.1 < 0.3)") == \
+        "a known name, nothing on the rest"
+    assert overview.reason_class("budget 0 of 10 tokens (limit 3)") == "budget N of N tokens"  # no known kind
     assert overview.reason_class("") == "no reason recorded"
+
+
+def test_the_empty_reasons_chart_wraps_its_labels_and_keeps_its_ticks_apart():
+    data = {"searches": 90, "empty": 67, "rate": 0.7, "reasons": [
+        {"reason": "no readable record (grants, status or type)", "searches": 60, "example": "0 readable records: <b>x</b>"},
+        {"reason": "weak match: below the relevance floors", "searches": 7, "example": "best cosine 0.1 < floor 0.4"}]}
+    figure = dashboard.empty_reasons_figure(data).to_dict()
+    labels = figure["data"][0]["y"]
+    assert all(len(line) <= 26 for label in labels for line in label.split("<br>"))
+    assert "<b>" not in str(figure["data"][0]["hovertext"])
+    layout = figure["layout"]
+    assert layout["yaxis"]["automargin"] is True and "dtick" not in layout["xaxis"] and layout["xaxis"]["nticks"] <= 6
 
 
 def test_percentiles_interpolate():

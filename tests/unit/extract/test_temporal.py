@@ -36,9 +36,16 @@ def test_proposed_value_is_replaced_by_the_parsed_one():
 
 
 def test_ambiguous_next_weekday_in_the_same_week_is_not_dated():
-    check = check_claim("review_at", TemporalClaim(expression="next Friday"), "Dinner next Friday.", THURSDAY)
+    check = check_claim("valid_until", TemporalClaim(expression="next Friday"), "Here until next Friday.", THURSDAY)
     assert not check.accepted
     assert "could mean" in check.reason
+
+
+def test_an_ambiguous_next_weekday_is_reviewed_once_both_readings_are_over():
+    check = check_claim("review_at", TemporalClaim(expression="next Friday"), "Dinner next Friday.", THURSDAY)
+    assert check.accepted and check.value == datetime(2026, 3, 14, tzinfo=timezone.utc)  # the Friday after, once over
+    assert "could mean 2026-03-06 or 2026-03-13" in check.reason
+    assert annotate("The user has dinner next Friday.", [check]) == "The user has dinner next Friday (2026-03-06 or 2026-03-13)."
 
 
 def test_unparseable_expression_is_refused():

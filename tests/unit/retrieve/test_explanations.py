@@ -13,7 +13,7 @@ from .helpers import search, write
 # The design's order, except that dense comes after lexical and entity: the query is embedded on a
 # worker thread while those two run (retrieval.overlap_query_embedding, docs/retrieval.md).
 DESIGN_ORDER = [
-    "rewrite", "scope_resolution", "hard_filter", "query_embedding", "lexical", "entity", "dense", "fusion",
+    "rewrite", "scope_resolution", "hard_filter", "time_window", "query_embedding", "lexical", "entity", "dense", "fusion",
     "freshness", "gate", "collapse", "rerank", "budget", "explain", "log_write",
 ]
 

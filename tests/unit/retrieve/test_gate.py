@@ -33,8 +33,8 @@ def test_a_principal_with_nothing_readable_gets_the_filter_reason(service, alice
     write(alice, "The user lives in Lisbon.", attribute="home_city")
     response = service.search(agent_id="stranger", user_id="alice", query="where does the user live")
     assert response.empty_reason == (
-        "no record in the readable scopes passes the hard filter "
-        "(scopes agent:stranger/alice; status provisional/confirmed)"
+        "0 readable records: agent stranger has no read grant on user:alice; "
+        "agent:stranger/alice holds no provisional/confirmed record"
     )
 
 

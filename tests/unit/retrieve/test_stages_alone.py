@@ -84,7 +84,7 @@ class Sloppy:
 def test_a_stage_that_drops_without_a_reason_is_refused(service, alice):
     write(alice, "The user prefers concise technical answers.", attribute="answer_style")
     stages = default_stages()
-    stages.insert(8, Sloppy())
+    stages.insert(stages.index(next(s for s in stages if s.name == "fusion")) + 1, Sloppy())
     with pytest.raises(StageContractError, match="sloppy dropped"):
         _retriever(service, stages).search(agent_id="assistant", user_id="alice", query="concise answers")
     # the failed search is still logged, with the stages it got through

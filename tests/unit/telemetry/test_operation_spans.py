@@ -147,3 +147,17 @@ def test_a_failed_extraction_attempt_is_an_error_span(traced):
     assert _status(run) == ("ERROR", "extraction_attempt_failed")
     assert run.attributes["agent_memory.extraction.failed_stage"] == "extractor"
     assert not traced.spans("upsert_memory")
+
+
+def test_a_write_that_fails_unexpectedly_names_the_stage_it_failed_in(traced, monkeypatch):
+    session = traced.service.start_session(agent_id="assistant", user_id="alice")
+
+    def broken(texts):
+        raise RuntimeError("the embedder crashed")
+
+    monkeypatch.setattr(traced.service.ingestor.embedder, "embed", broken)
+    result = session.call_tool("memory_write", {"type": "semantic", "content": "The user's bike is a green Brompton."})
+
+    assert result["error"]["code"] == "internal_error"
+    upsert = traced.one("upsert_memory")
+    assert _status(upsert)[0] == "ERROR" and upsert.attributes["agent_memory.failed_stage"] == "content_embedding"

@@ -1,0 +1,139 @@
+"""Named queries of the write path: entities and their aliases, record links, procedures, the
+transcript turns evidence is found in, same-fact lookups and the write log.
+
+The write stages (``ingest/``) call these with the transaction's connection and hold no SQL of
+their own. Every statement is in the SQLite dialect; the PostgreSQL backend translates it
+(``store/pg/translate.py``), so both backends run the same text.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+
+def _marks(values: Sequence[Any]) -> str:
+    return ",".join("?" * len(values))
+
+
+# -- entities ---------------------------------------------------------------------------------------
+
+
+def entities_by_alias(conn, alias_norm: str, scope_keys: Sequence[str]) -> list[sqlite3.Row]:
+    """Live entities with the normalised alias in any of ``scope_keys``, oldest first."""
+    if not scope_keys:
+        return []
+    return conn.execute(
+        "SELECT DISTINCT e.* FROM entity_aliases a JOIN entities e ON e.id = a.entity_id "
+        f"WHERE a.alias_norm = ? AND e.status != 'merged' AND (e.scope_kind || ':' || e.scope_id) IN ({_marks(scope_keys)}) "
+        "ORDER BY e.created_at, e.id",
+        [alias_norm, *scope_keys],
+    ).fetchall()
+
+
+def entity_in_scope_by_alias(conn, alias_norm: str, scope_kind: str, scope_id: str) -> str | None:
+    """The id of a live entity of one scope with this normalised alias (the oldest), or None."""
+    row = conn.execute(
+        "SELECT e.id FROM entity_aliases a JOIN entities e ON e.id = a.entity_id WHERE a.alias_norm = ? "
+        "AND e.scope_kind = ? AND e.scope_id = ? AND e.status != 'merged' ORDER BY e.created_at LIMIT 1",
+        (alias_norm, scope_kind, scope_id),
+    ).fetchone()
+    return row["id"] if row else None
+
+
+def insert_entity(conn, *, entity_id: str, kind: str, name: str, scope_kind: str, scope_id: str, status: str,
+                  now: str, actor: str) -> None:
+    """Insert one entity row (its aliases are added with :func:`insert_alias`)."""
+    conn.execute(
+        "INSERT INTO entities (id, kind, canonical_name, scope_kind, scope_id, status, created_at, created_by) "
+        "VALUES (?,?,?,?,?,?,?,?)",
+        (entity_id, kind, name, scope_kind, scope_id, status, now, actor),
+    )
+
+
+def insert_alias(conn, entity_id: str, alias: str, alias_norm: str) -> None:
+    """Add an alias to an entity (an alias it already has is left as it is)."""
+    conn.execute("INSERT OR IGNORE INTO entity_aliases (entity_id, alias, alias_norm) VALUES (?,?,?)", (entity_id, alias, alias_norm))
+
+
+def principal_entity_id(conn, user_id: str, alias_norm: str) -> str | None:
+    """The id of ``user_id``'s own live person entity in ``user:<user_id>``, if it exists."""
+    row = conn.execute(
+        "SELECT e.id FROM entities e JOIN entity_aliases a ON a.entity_id = e.id "
+        "WHERE e.kind = 'person' AND e.scope_kind = 'user' AND e.scope_id = ? AND a.alias_norm = ? "
+        "AND e.status != 'merged' ORDER BY e.created_at LIMIT 1",
+        (user_id, alias_norm),
+    ).fetchone()
+    return row["id"] if row else None
+
+
+def link_record_entity(conn, record_id: str, entity_id: str, role: str) -> None:
+    """Link a record to an entity; a ``subject`` link is never demoted to a mention."""
+    conn.execute(
+        "INSERT INTO record_entities (record_id, entity_id, role) VALUES (?,?,?) "
+        "ON CONFLICT(record_id, entity_id) DO UPDATE SET role = CASE WHEN excluded.role = 'subject' THEN 'subject' ELSE record_entities.role END",
+        (record_id, entity_id, role),
+    )
+
+
+# -- procedures -------------------------------------------------------------------------------------
+
+
+def insert_procedure(conn, record_id: str, name: str, trigger: str, steps_json: str, pitfalls_json: str) -> None:
+    """The procedure row of a procedural record version."""
+    conn.execute("INSERT INTO procedures (record_id, name, trigger, steps, pitfalls) VALUES (?,?,?,?,?)",
+                 (record_id, name, trigger, steps_json, pitfalls_json))
+
+
+def procedure_row(conn, record_id: str) -> sqlite3.Row | None:
+    """``name, trigger, steps, pitfalls`` of a record's procedure (steps and pitfalls as JSON), or None."""
+    return conn.execute("SELECT name, trigger, steps, pitfalls FROM procedures WHERE record_id = ?", (record_id,)).fetchone()
+
+
+# -- transcripts ------------------------------------------------------------------------------------
+
+
+def session_turns(conn, session_id: str, role: str | None = None) -> list[sqlite3.Row]:
+    """``turn, role, content, at`` of a session's turns (only ``role``'s when given), in order."""
+    sql, params = "SELECT turn, role, content, at FROM turns WHERE session_id = ?", [session_id]
+    if role:
+        sql += " AND role = ?"
+        params.append(role)
+    return conn.execute(sql + " ORDER BY turn", params).fetchall()
+
+
+def turn_role(conn, session_id: str, turn: int) -> str | None:
+    """Who said turn ``turn`` of a session (None if there is no such turn)."""
+    row = conn.execute("SELECT role FROM turns WHERE session_id = ? AND turn = ?", (session_id, turn)).fetchone()
+    return row["role"] if row else None
+
+
+# -- same facts -------------------------------------------------------------------------------------
+
+
+def live_rows_from_source(conn, source_ref: str, words: Sequence[str]) -> list[sqlite3.Row]:
+    """``id, content, scope_kind, scope_id, source_ref, evidence_turn`` of the live records (not
+    session summaries) from ``source_ref`` whose content holds every one of ``words`` (LIKE, so
+    ASCII words only), oldest first: one lookup on the ``records_source`` index."""
+    where = "source_ref = ? AND status IN ('provisional','confirmed') AND source_kind != 'session_summary'"
+    params: list[Any] = [source_ref]
+    for word in words:
+        where += " AND content LIKE ?"
+        params.append(f"%{word}%")
+    return conn.execute(f"SELECT id, content, scope_kind, scope_id, source_ref, evidence_turn FROM records WHERE {where} "
+                        "ORDER BY created_at, seq", params).fetchall()
+
+
+# -- the write log ----------------------------------------------------------------------------------
+
+_LOG_SQL = (
+    "INSERT INTO write_log (at, operation, agent_id, user_id, session_id, actor, outcome, record_id, status, source_kind, "
+    "candidate, validation, stages, total_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+)
+
+
+def insert_write_log(conn, values: Sequence[Any]) -> int:
+    """Append one write-log row (``at, operation, agent_id, user_id, session_id, actor, outcome,
+    record_id, status, source_kind, candidate, validation, stages, total_ms``, JSON as text); its seq."""
+    return int(conn.execute(_LOG_SQL, tuple(values)).lastrowid)
