@@ -6,6 +6,7 @@ from admin_ui.auth.signin import require_identity
 from admin_ui.data import actions, records
 from admin_ui.data.records import RECORD_STATUSES, RECORD_TYPES
 from admin_ui.runtime import get_service, get_settings
+from admin_ui.views.download import render_download
 from admin_ui.views.memory_entry import render_write_form
 from admin_ui.views.record import render_record
 from admin_ui.views.widgets import (
@@ -95,3 +96,6 @@ if chosen:
         st.divider()
         render_record(service, identity, record, key="records_detail", selection_key="records_selected",
                       table_key="records_table")
+
+st.divider()
+render_download(service, identity)

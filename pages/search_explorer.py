@@ -83,6 +83,14 @@ with st.form("explorer_form"):
         rerank = h2.checkbox("Rerank", key="explorer_rerank", value=options.rerank_default,
                              disabled=not options.rerank_available,
                              help=None if options.rerank_available else "No reranker model is configured.")
+    with st.container(key="explorer_as_of"):  # as-of search: docs/as-of-search.md
+        a1, a2, a3 = st.columns([1, 1, 2])
+        as_of_date = a1.date_input("As of: date (UTC)", value=None, key="explorer_as_of_date",
+                                   help="Search the memory as it was at this instant; empty searches it as it is now.")
+        as_of_time = a2.time_input("As of: time (UTC)", value=None, key="explorer_as_of_time", step=60,
+                                   help="Empty means the end of that day (23:59:59 UTC).")
+        as_of_mode = a3.radio("As of: search", list(search.AS_OF_LABELS), format_func=search.AS_OF_LABELS.get,
+                              key="explorer_as_of_mode", horizontal=True)
     submitted = st.form_submit_button("Search", key="explorer_run", type="primary")
 if st.session_state.pop("explorer_edit_note", False):
     st.info("The form now holds that search's request: change what you like and press Search.")
@@ -96,7 +104,8 @@ if submitted:
     else:
         form = search.SearchForm(agent, user, query, types, time_from, time_to, hints, int(limit), historical,
                                  rewrite if options.rewrite_available else None,
-                                 rerank if options.rerank_available else None)
+                                 rerank if options.rerank_available else None,
+                                 as_of_date=as_of_date, as_of_time=as_of_time, as_of_mode=as_of_mode)
         with st.spinner("Searching…"):
             try:
                 st.session_state["explorer_response"] = search.run_search(service, form)

@@ -1,9 +1,21 @@
 import os
 
-# A developer's MEMORY_* variables (or API key) must not change what the tests see: drop them
-# before anything reads the environment. Tests that need a variable set it with monkeypatch.
-for _name in [n for n in os.environ if n.startswith("MEMORY_") or n == "ANTHROPIC_API_KEY"]:
-    del os.environ[_name]
+LIVE_TESTS_FLAG = "AGENT_MEMORY_LIVE_TESTS"
+
+
+def set_aside_environment(environ) -> str | None:
+    """Drop a developer's MEMORY_* variables and API key from ``environ``, so they cannot change what
+    the tests see; return the Anthropic key when the person running the tests gave it on purpose
+    (``AGENT_MEMORY_LIVE_TESTS=1``), else None. The key is kept aside even then: only the tests that
+    ask for :func:`live_anthropic_key` get it back, so no other test talks to the model."""
+    key = environ.get("ANTHROPIC_API_KEY") if environ.get(LIVE_TESTS_FLAG) == "1" else None
+    for name in [n for n in environ if n.startswith("MEMORY_") or n == "ANTHROPIC_API_KEY"]:
+        del environ[name]
+    return key or None
+
+
+# Before anything reads the environment. Tests that need a variable set it with monkeypatch.
+_LIVE_ANTHROPIC_KEY = set_aside_environment(os.environ)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -14,6 +26,16 @@ import pytest
 from memory_core import FixedClock, MemoryService
 from memory_core.settings import default_settings
 from tests.fakes import HashingEmbedder
+
+
+@pytest.fixture
+def live_anthropic_key(monkeypatch):
+    """The Anthropic key, in ``ANTHROPIC_API_KEY`` for this test only; skips the test unless a person
+    gave one on purpose: ``AGENT_MEMORY_LIVE_TESTS=1 ANTHROPIC_API_KEY=... pytest <the live tests>``."""
+    if not _LIVE_ANTHROPIC_KEY:
+        pytest.skip(f"a live Anthropic test: runs only with {LIVE_TESTS_FLAG}=1 and ANTHROPIC_API_KEY set")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", _LIVE_ANTHROPIC_KEY)
+    return _LIVE_ANTHROPIC_KEY
 
 
 @pytest.fixture

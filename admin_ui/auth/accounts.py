@@ -41,6 +41,8 @@ PERMISSIONS: dict[str, frozenset[str]] = {
     "merge": frozenset({"operator", "admin"}),
     "extract": frozenset({"operator", "admin"}),
     "maintain": frozenset({"admin"}),
+    # download memory in the export format: a user only the scopes they own (owns_scope), staff any
+    "export": frozenset({"operator", "admin", "user"}),
 }
 
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})

@@ -12,7 +12,7 @@ from datetime import date, datetime, time, timezone
 from typing import Any
 
 from memory_core import charts
-from memory_core.clock import format_ts
+from memory_core.clock import format_ts, parse_ts
 
 
 # What the explorer's From/To fields filter, said beside them.
@@ -36,6 +36,15 @@ class SearchForm:
     rewrite: bool | None = None
     rerank: bool | None = None
     context: str | None = None
+    as_of_date: date | None = None  # the as-of instant's day, in UTC (None: no as-of search)
+    as_of_time: time | None = None  # its time of day in UTC (None: the end of that day)
+    as_of_mode: str = "memory"  # AS_OF_MODES: what the memory held then, or what was valid then
+
+    def as_of(self) -> str | None:
+        """The as-of instant as a UTC timestamp with its offset (the explorer's boxes are UTC)."""
+        if self.as_of_date is None:
+            return None
+        return format_ts(datetime.combine(self.as_of_date, self.as_of_time or time.max, tzinfo=timezone.utc))
 
     def kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ``service.search``."""
@@ -51,6 +60,7 @@ class SearchForm:
             "types": list(self.types) or None, "time_from": day(self.time_from), "time_to": day(self.time_to, end=True),
             "entity_hints": hints or None, "limit": self.limit, "historical": self.historical,
             "rewrite": self.rewrite, "rerank": self.rerank, "context": self.context or None,
+            "as_of": self.as_of(), "as_of_mode": self.as_of_mode if self.as_of_date is not None else None,
         }
 
 
@@ -213,7 +223,28 @@ def request_fields(response) -> dict[str, Any]:
         "explorer_types": list(get("types") or []), "explorer_hints": ", ".join(get("entity_hints") or []),
         "explorer_historical": bool(get("historical", False)),
         **({"explorer_limit": int(get("limit"))} if get("limit") else {}),
+        **as_of_fields(get("as_of"), get("as_of_mode")),
     }
+
+
+AS_OF_LABELS = {"memory": "what the memory held then", "world": "what was valid in the world then"}
+
+
+def as_of_fields(as_of: str | None, mode: str | None) -> dict[str, Any]:
+    """The explorer's As-of widget values for a logged request's ``as_of`` (cleared when it had none)."""
+    if not as_of:
+        return {"explorer_as_of_date": None, "explorer_as_of_time": None, "explorer_as_of_mode": "memory"}
+    moment = parse_ts(as_of)
+    return {"explorer_as_of_date": moment.date(), "explorer_as_of_time": moment.time().replace(tzinfo=None),
+            "explorer_as_of_mode": mode or "memory"}
+
+
+def as_of_line(response) -> str | None:
+    """One line saying which instant and mode an as-of search searched (None for a normal search)."""
+    req = response.request
+    if not getattr(req, "as_of", None):
+        return None
+    return f"As of {req.as_of}: {AS_OF_LABELS.get(req.as_of_mode or 'memory', req.as_of_mode)}"
 
 
 def with_content(items: Any, contents: dict[str, str]) -> Any:

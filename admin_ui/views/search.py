@@ -88,6 +88,9 @@ def render_response(service, identity: Identity, response) -> None:
     st.text(f"{response.search_id} · {show_time(response.at)} · agent {req.agent_id} acting for {req.user_id} · "
             f"{response.total_ms:.1f} ms")
     st.text(f"Query: {req.query}")
+    as_of = search.as_of_line(response)
+    if as_of:
+        st.text(as_of)
     if response.explanation.rewritten_query:
         st.text(f"Rewritten: {response.explanation.rewritten_query} ({response.explanation.rewrite_status})")
     c0, c1, c2 = st.columns([2, 3, 1])

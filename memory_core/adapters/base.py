@@ -166,10 +166,6 @@ class MemoryRuntime:
 
     # -- events ---------------------------------------------------------------------------------
 
-    def add_listener(self, listener: Listener) -> None:
-        """Call ``listener`` with every event this runtime fires from now on."""
-        self._listeners.append(listener)
-
     def _emit(self, event: AdapterEvent) -> None:
         for listener in list(self._listeners):
             listener(event)

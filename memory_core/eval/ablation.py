@@ -17,6 +17,7 @@ from datetime import datetime
 from ..clock import parse_ts
 from ..retrieve.freshness import asks_about_recency, freshness_factor
 from ..retrieve.fuse import rrf_fuse
+from ..store import harness_queries
 from .metrics import hit_at_k, mean, recall_at_k
 
 
@@ -152,21 +153,11 @@ def logged_questions(store, conversations, run: dict) -> list[LoggedQuestion]:
         for q, obs in run.get(kind, []):
             items.append((q, obs, None, False))
     ids = {i for _, obs, _, _ in items for name in ("dense", "lexical", "entity") for i in obs.rankings[name]}
-    event_at: dict[str, str] = {}
-    seq_of: dict[str, int] = {}
-    conn = store.service.store.conn
-    id_list = sorted(ids)
-    for start in range(0, len(id_list), 500):
-        chunk = id_list[start:start + 500]
-        for row in conn.execute(f"SELECT id, COALESCE(event_at, created_at), seq FROM records WHERE id IN ({','.join('?' * len(chunk))})",
-                                chunk):
-            event_at[row[0]] = row[1]
-            seq_of[row[0]] = row[2]
+    event_at, seq_of = harness_queries.event_times(store.service.store, list(ids))
     out = []
     for q, obs, user, answerable in items:
         if user is None:  # off-topic: asked of the store whose search id's log row names the user
-            row = conn.execute("SELECT user_id FROM search_log WHERE id = ?", (obs.search_id,)).fetchone()
-            user = row[0]
+            user = harness_queries.search_user(store.service.store, obs.search_id)
         signals = {"cosine": obs.best_cosine, "lexical": obs.best_lexical, "entity_cosine": obs.best_entity_cosine,
                    "entity_rest": obs.best_entity_rest_lexical, "unknown_name": bool(obs.unknown_names),
                    "known_name": bool(obs.known_names), "rest_cosine": obs.best_rest_cosine, "rest_lexical": obs.best_rest_lexical,

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..text import normalise_alias
+from ..store import harness_queries
 from ..store.db import loads
 from .search_log_reader import SearchLogEntry, reply_result_ids
 
@@ -39,17 +40,14 @@ class StepContext:
 
     @classmethod
     def before(cls, service, step: int) -> "StepContext":
-        store = service.store
-        return cls(step, store.scalar("SELECT COALESCE(MAX(seq), 0) FROM write_log") or 0,
-                   store.scalar("SELECT COALESCE(MAX(seq), 0) FROM search_log") or 0,
-                   store.scalar("SELECT COUNT(*) FROM records") or 0)
+        return cls(step, *harness_queries.log_marks(service.store))
 
     def after(self, service, reply: dict) -> None:
         store = service.store
         self.reply = reply
-        self.writes = [dict(r) for r in store.query("SELECT * FROM write_log WHERE seq > ? ORDER BY seq", (self.write_seq,))]
-        self.searches = [SearchLogEntry.from_row(r) for r in store.query("SELECT * FROM search_log WHERE seq > ? ORDER BY seq", (self.search_seq,))]
-        self.records_added = (store.scalar("SELECT COUNT(*) FROM records") or 0) - self.record_count
+        self.writes = harness_queries.writes_after(store, self.write_seq)
+        self.searches = [SearchLogEntry.from_row(r) for r in harness_queries.searches_after(store, self.search_seq)]
+        self.records_added = harness_queries.record_count(store) - self.record_count
 
     def saved_record_id(self) -> str | None:
         """The record a write step produced, as the write log has it (else the reply's)."""
@@ -136,9 +134,7 @@ def judge_record(service, step: int, spec: dict) -> list["Check"]:
     """Expectations on the stored state: a record's fields, or how many entities carry an alias."""
     checks: list[Check] = []
     if "alias" in spec:
-        count = service.store.scalar(
-            "SELECT COUNT(DISTINCT e.id) FROM entity_aliases a JOIN entities e ON e.id = a.entity_id "
-            "WHERE a.alias_norm = ? AND e.status != 'merged'", (normalise_alias(spec["alias"]),))
+        count = harness_queries.entities_named(service.store, normalise_alias(spec["alias"]))
         checks.append(_check(step, f"{spec['entity_count']} entities named {spec['alias']!r}", count == spec["entity_count"], f"{count}"))
         return checks
     record = service.lifecycle.get(spec["ref"])

@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..store.harness_queries import contents_in_scopes
+
 FIXTURE = Path(__file__).resolve().parents[2] / "tests" / "data" / "named_off_topic.json"
 
 
@@ -68,13 +70,7 @@ def present_words(case: NamedCase, texts: list[str]) -> list[str]:
 
 def readable_texts(service, agent: str, user: str) -> list[str]:
     """Every record text the principal may read, whatever its status (deleted records have none)."""
-    scopes = service.access(agent, user).readable_keys
-    keys = [tuple(s.split(":", 1)) for s in scopes]
-    if not keys:
-        return []
-    clause = " OR ".join("(scope_kind = ? AND scope_id = ?)" for _ in keys)
-    rows = service.store.query(f"SELECT content FROM records WHERE {clause}", [v for key in keys for v in key])
-    return [r["content"] for r in rows]
+    return contents_in_scopes(service.store, list(service.access(agent, user).readable_keys))
 
 
 def ask(service, case: NamedCase, agent: str, user: str, texts: list[str]) -> NamedOutcome:

@@ -34,27 +34,6 @@ def category_groups(agg: dict) -> list[str]:
     return [g for g in agg if g != "overall"]
 
 
-def ablation_table(agg: dict, views: tuple[str, ...] = VIEWS) -> str:
-    """Recall@5, recall@10 and hit@10 per pipeline view, overall, plus recall@10 per category."""
-    groups = category_groups(agg)
-    headers = ["ranking", "R@5", "R@10", "hit@10", *[f"R@10 {g.split(':', 1)[1]}" for g in groups]]
-    rows = []
-    for view in views:
-        overall = agg["overall"][view]
-        rows.append([VIEW_LABELS[view], overall["recall@5"], overall["recall@10"], overall["hit@10"],
-                     *[agg[g][view]["recall@10"] for g in groups]])
-    return table(headers, rows)
-
-
-def category_table(agg: dict, view: str = "full") -> str:
-    """One view's metrics per question category."""
-    rows = []
-    for group, data in agg.items():
-        label = "overall" if group == "overall" else f"{group.split(':')[0]} {group.split(':', 1)[1]}"
-        rows.append([label, data["questions"], data[view]["recall@5"], data[view]["recall@10"], data[view]["hit@10"], data["false_empty"]])
-    return table(["category", "questions", "R@5", "R@10", "hit@10", "false-empty"], rows)
-
-
 def save_figure(fig, directory: Path, name: str) -> list[str]:
     """Write ``name.html`` (and ``name.png`` when kaleido works); returns the file names written."""
     directory.mkdir(parents=True, exist_ok=True)

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..retrieve.fuse import rrf_fuse
-from ..store.db import loads
+from ..store.search_log_queries import search_row
 from .gate_calibration import GateFeatures
 from .locomo import CATEGORY_NAMES, Question
 from .metrics import hit_at_k, mean, recall_at_k
@@ -111,7 +111,7 @@ class SearchObservation:
 
 def observe(service, search_id: str) -> SearchObservation:
     """Read a search's log row and turn it into an observation."""
-    row = service.store.query_one("SELECT * FROM search_log WHERE id = ?", (search_id,))
+    row = search_row(service.store, search_id)
     if row is None:
         raise KeyError(f"no search_log row {search_id}")
     from ..retrieve.search_log import decode_request

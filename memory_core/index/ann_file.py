@@ -33,6 +33,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..store import vector_queries
 from .side_file import remove, write_atomically
 
 log = logging.getLogger(__name__)
@@ -162,12 +163,7 @@ def store_changes(store) -> Callable[[int], Changes]:
     """``changes_since(version)`` over ``store``'s change feed (``index_changes``)."""
 
     def changes_since(version: int) -> Changes:
-        with store.lock:
-            current = store.records_version()
-            oldest = store.conn.execute("SELECT MIN(version) FROM index_changes").fetchone()[0]
-            rows = store.conn.execute(
-                "SELECT record_seq, MAX(op = 'delete') AS deleted, MAX(op = 'reset') AS reset FROM index_changes "
-                "WHERE version > ? GROUP BY record_seq", (version,)).fetchall()
+        current, oldest, rows = vector_queries.feed_since(store, version)
         if version > current:
             return Changes(np.zeros(0, np.int64), np.zeros(0, np.int64), f"file at version {version}, store at {current}")
         if rows and oldest is not None and oldest > version + 1:

@@ -39,14 +39,13 @@ from datetime import datetime, timezone
 import numpy as np
 
 from ..clock import format_ts
+from ..store.pg import vectors as queries
+from ..store.pg.vectors import ANN_INDEX
 from ..store.records import blob_to_vector, vector_literal
 
 log = logging.getLogger(__name__)
 
-ANN_INDEX = "records_embedding_ivf"  # the approximate index, of either kind (the name is kept from when only IVF was built)
-OLD_HNSW_INDEX = "records_embedding_hnsw"
 ANN_KINDS = ("ivfflat", "hnsw")
-HNSW_M, HNSW_EF_CONSTRUCTION = 16, 64  # pgvector's defaults
 # An HNSW build is fastest when the graph fits in maintenance_work_mem (about 1.5 GB at 1M x 384
 # dimensions); with less it goes on, slower, writing the graph as it grows.
 HNSW_BUILD_MEMORY_MB = 2048
@@ -88,17 +87,6 @@ class SqlFilter:
         return f"SqlFilter({self.count} rows: {self.where})"
 
 
-def _filter_clauses(scopes, statuses, types) -> tuple[list[str], list]:
-    pairs = [scope.split(":", 1) for scope in scopes]
-    clauses = [f"(r.scope_kind, r.scope_id) IN (VALUES {', '.join('(?, ?)' for _ in pairs)})",
-               f"r.status IN ({', '.join('?' * len(statuses))})"]
-    params: list = [part for pair in pairs for part in pair] + list(statuses)
-    if types:
-        clauses.append(f"r.type IN ({', '.join('?' * len(types))})")
-        params.extend(types)
-    return clauses, params
-
-
 class PgVectorIndex:
     """pgvector-backed dense search for a :class:`~memory_core.store.pg.store.PgStore`."""
 
@@ -117,13 +105,7 @@ class PgVectorIndex:
         self._lists: int | None = None
         self._checked_at = 0.0
         self._building: threading.Thread | None = None
-        with store.lock:
-            store.conn.execute_native(f"SET ivfflat.probes = {int(probes)}")
-            # under a selective filter the first probes may hold fewer than k admitted rows: more
-            # lists are then scanned until k are found
-            store.conn.execute_native("SET ivfflat.iterative_scan = relaxed_order")
-            store.conn.execute_native(f"SET hnsw.ef_search = {int(ef_search)}")
-            store.conn.execute_native("SET hnsw.iterative_scan = relaxed_order")
+        queries.set_search_options(store, probes, ef_search)
 
     # -- the filter as SQL ---------------------------------------------------------------------
 
@@ -132,8 +114,8 @@ class PgVectorIndex:
         where, params = flt.sql("r")
         if not flt.scopes or not flt.statuses:
             return SqlFilter("1 = 0", [], 0)
-        if flt.event_from is not None or flt.event_to is not None:
-            count = self._count_rows(where, params)
+        if flt.event_from is not None or flt.event_to is not None or getattr(flt, "as_of", None):
+            count = self._count_rows(where, params)  # record_counts has no time column
         else:
             lapsed = "provisional" in flt.statuses and not flt.include_lapsed
             count, lapsed_count, version = self._count_from_table(flt.scopes, flt.statuses, flt.types, flt.now if lapsed else None)
@@ -144,7 +126,7 @@ class PgVectorIndex:
         """The write path's filter (scope, status, type, event window in epoch seconds) as a :class:`SqlFilter`."""
         if not scopes or not statuses:
             return SqlFilter("1 = 0", [], 0)
-        clauses, params = _filter_clauses(scopes, statuses, types)
+        clauses, params = queries.filter_clauses(scopes, statuses, types)
         for op, value in ((">=", event_from), ("<=", event_to)):
             if value is not None:
                 clauses.append(f"r.event_at {op} ?")
@@ -156,27 +138,12 @@ class PgVectorIndex:
 
     def _count_rows(self, where: str, params) -> int:
         """The admitted rows counted one by one (an event-time window: record_counts has no time column)."""
-        return int(self.store.scalar(f"SELECT count(*) FROM records r WHERE {where} AND r.embedding_vec IS NOT NULL", list(params)))
+        return queries.count_admitted(self.store, where, params)
 
     def _count_from_table(self, scopes, statuses, types, lapsed_at: str | None) -> tuple[int, int, int]:
-        """The admitted rows from ``record_counts`` (kept by triggers on ``records``), less the
-        provisional records past their expiry at ``lapsed_at`` (few: the maintenance pass marks them
-        expired), in one round trip: the count no longer grows with the readable set. Returns
-        (admitted, lapsed provisional excluded, the store's records version read with them)."""
-        clauses, params = _filter_clauses(scopes, statuses, types)
-        counted = f"COALESCE((SELECT sum(r.n) FROM record_counts r WHERE {' AND '.join(clauses)}), 0)"
-        # the store's records version comes along (the lexical stage's cache key): one round trip less
-        version = "(SELECT value FROM store_meta WHERE key = 'records_version')"
-        if lapsed_at is None:
-            row = self.store.query_one(f"SELECT {counted}, 0, {version}", params)
-        else:
-            scope_type = [c for c in clauses if not c.startswith("r.status")]
-            lapsed_params = params[:2 * len(scopes)] + (list(types) if types else [])
-            row = self.store.query_one(
-                f"SELECT {counted}, (SELECT count(*) FROM records r WHERE r.status = 'provisional' AND r.expires_at IS NOT NULL "
-                f"AND r.expires_at <= ? AND r.embedding_vec IS NOT NULL AND {' AND '.join(scope_type)}), {version}",
-                [*params, lapsed_at, *lapsed_params])
-        return int(row[0]) - int(row[1]), int(row[1]), int(row[2]) if row[2] is not None else 0
+        """The admitted rows from ``record_counts``, less the lapsed provisionals (one round trip;
+        :func:`memory_core.store.pg.vectors.count_from_table`)."""
+        return queries.count_from_table(self.store, scopes, statuses, types, lapsed_at)
 
     # -- searching -----------------------------------------------------------------------------
 
@@ -202,16 +169,15 @@ class PgVectorIndex:
         vec = vector_literal(query)
         admitted = allowed.count
         lists = self.ann_lists()
+        approximate_dim = None
         if not lists:
-            order = "r.embedding_vec <#> ?::vector"
             how = {"method": "exact", "index": None, "engine": "pgvector", "admitted": admitted,
                    "reason": f"no approximate index (built from {self.ann_min_records} vectors): exact scan of the admitted rows"}
         elif admitted <= self.exact_max_rows:
-            order = "r.embedding_vec <#> ?::vector"
             how = {"method": "exact", "index": None, "engine": "pgvector", "admitted": admitted,
                    "reason": f"the filter admits {admitted} rows (at most {self.exact_max_rows}): exact scan of them"}
         else:
-            order = f"(r.embedding_vec::vector({self.dim})) <#> ?::vector({self.dim})"
+            approximate_dim = self.dim
             # the number of lists is left out: it follows the size of the whole store, which a
             # principal must not learn from its own searches
             if self.kind == "hnsw":
@@ -226,29 +192,19 @@ class PgVectorIndex:
                                  f"exactly, the filter checked on every row they hold ({admitted} rows admitted)"}
         # ``columns`` (the caller's record columns over ``r``) come back in the same statement: the
         # dense generator then needs no second round trip for the hits' rows
-        extra = f", {columns}" if columns else ""
-        sql = (f"SELECT r.seq AS hit_seq, -(r.embedding_vec <#> ?::vector) AS cosine{extra} FROM records r "
-               f"WHERE {allowed.where} AND r.embedding_vec IS NOT NULL ORDER BY {order} LIMIT ?")
-        rows = self.store.query(sql, [vec, *allowed.params, vec, int(k)])
+        rows = queries.nearest(self.store, vec, k, allowed.where, allowed.params, approximate_dim=approximate_dim, columns=columns)
         return [(int(row[0]), float(row[1])) for row in rows], how, rows
 
     def similarity(self, query: np.ndarray, seqs: list[int]) -> dict[int, float]:
         """Cosine of ``query`` with each listed record's stored vector (records without one are left out)."""
-        if not seqs:
-            return {}
-        rows = self.store.query(
-            f"SELECT seq, -(embedding_vec <#> ?::vector) FROM records WHERE seq IN ({','.join('?' * len(seqs))}) "
-            "AND embedding_vec IS NOT NULL AND status != 'deleted'", [vector_literal(query), *[int(s) for s in seqs]])
-        return {int(row[0]): float(row[1]) for row in rows}
+        return queries.cosines(self.store, vector_literal(query), seqs)
 
     def vectors(self, seqs: list[int]) -> np.ndarray:
         """The stored unit vectors of ``seqs`` as rows (a zero row for a seq without a live vector)."""
         out = np.zeros((len(seqs), self.dim), dtype=np.float32)
         if not seqs:
             return out
-        rows = self.store.query(f"SELECT seq, embedding FROM records WHERE seq IN ({','.join('?' * len(seqs))}) "
-                                "AND embedding IS NOT NULL AND status != 'deleted'", [int(s) for s in seqs])
-        found = {int(row[0]): blob_to_vector(row[1]) for row in rows}
+        found = {seq: blob_to_vector(blob) for seq, blob in queries.embedding_blobs(self.store, seqs).items()}
         for i, seq in enumerate(seqs):
             vector = found.get(int(seq))
             if vector is not None and vector.shape[0] == self.dim:
@@ -257,7 +213,7 @@ class PgVectorIndex:
 
     def count(self) -> int:
         """Live vectors (from ``record_counts``: one small aggregate, not a count of the rows)."""
-        return int(self.store.scalar("SELECT COALESCE(sum(n), 0) FROM record_counts WHERE status != 'deleted'"))
+        return queries.live_vector_count(self.store)
 
     # -- keeping up ----------------------------------------------------------------------------
 
@@ -283,9 +239,7 @@ class PgVectorIndex:
         Checked again at most once a minute."""
         if self._lists is None or time.monotonic() - self._checked_at > 60:
             self._checked_at = time.monotonic()
-            row = self.store.query_one(
-                "SELECT c.reloptions, a.amname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
-                "JOIN pg_am a ON a.oid = c.relam WHERE c.relname = ? AND i.indisvalid", (ANN_INDEX,))
+            row = queries.ann_index_state(self.store)
             if row is None or row[1] != self.kind:
                 self._lists = 0
             elif self.kind == "hnsw":
@@ -325,24 +279,10 @@ class PgVectorIndex:
         """Create (or replace) the approximate index of the configured kind (``lists`` is used by IVF)
         without blocking writers: built concurrently under a new name, then swapped in (its own
         connection: CONCURRENTLY needs autocommit)."""
-        import psycopg
-
-        with psycopg.connect(self.store.url, autocommit=True) as conn:
-            # pgvector refuses to build when its k-means sample does not fit maintenance_work_mem
-            # (64 MB by default; 1,000 lists of 384 dimensions need about 80 MB)
-            memory = ivf_build_memory_mb(lists, self.dim) if self.kind == "ivfflat" else HNSW_BUILD_MEMORY_MB
-            conn.execute(f"SET maintenance_work_mem = '{memory}MB'")
-            conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {ANN_INDEX}_new")  # an invalid leftover of a failed build
-            options = f"lists = {int(lists)}" if self.kind == "ivfflat" else f"m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION}"
-            conn.execute(f"CREATE INDEX CONCURRENTLY {ANN_INDEX}_new ON records USING {self.kind} "
-                         f"((embedding_vec::vector({self.dim})) vector_ip_ops) WITH ({options})")
-            # swapped by renames, so searches always find one valid index, then the old one goes
-            conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {ANN_INDEX}_old")
-            conn.execute(f"ALTER INDEX IF EXISTS {ANN_INDEX} RENAME TO {ANN_INDEX}_old")
-            conn.execute(f"ALTER INDEX {ANN_INDEX}_new RENAME TO {ANN_INDEX}")
-            conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {ANN_INDEX}_old")
-            # the HNSW index of earlier versions serves the same expression: the planner must not pick it
-            conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {OLD_HNSW_INDEX}")
+        # pgvector refuses to build when its k-means sample does not fit maintenance_work_mem
+        # (64 MB by default; 1,000 lists of 384 dimensions need about 80 MB)
+        memory = ivf_build_memory_mb(lists, self.dim) if self.kind == "ivfflat" else HNSW_BUILD_MEMORY_MB
+        queries.build_ann_index(self.store.url, self.kind, self.dim, lists, memory)
         self._lists = None
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ..clock import epoch
+from ..store import vector_queries
 from ..store.db import Store
 from ..store.records import RECORD_TYPES, STATUSES, blob_to_vector
 from .ann_file import AnnFile, store_changes
@@ -115,16 +116,7 @@ class VectorIndex:
         return getattr(self.backend, "begin_bulk", None), getattr(self.backend, "end_bulk", None)
 
     def _load_cold(self) -> int:
-        conn = self.store.conn
-        conn.execute("BEGIN")
-        try:
-            version = self.store.records_version()
-            rows = conn.execute(
-                "SELECT seq, embedding, scope_kind, scope_id, status, type, event_at FROM records "
-                "WHERE status != 'deleted' AND embedding IS NOT NULL ORDER BY seq"
-            ).fetchall()
-        finally:
-            conn.execute("COMMIT")
+        version, rows = vector_queries.live_embeddings(self.store)
         self._reset()
         begin, end = self._bulk()
         if begin:
@@ -175,11 +167,7 @@ class VectorIndex:
         return len(changes)
 
     def _changes_since(self, version: int) -> list:
-        return self.store.query(
-            "SELECT record_seq, MAX(version) AS v, MAX(op = 'reset') AS reset, MAX(op = 'delete') AS deleted "
-            "FROM index_changes WHERE version > ? GROUP BY record_seq",
-            (version,),
-        )
+        return vector_queries.changes_since(self.store, version)
 
     def _forgotten(self, changes, why: str) -> None:
         """A forgotten record's vector must not stay on disk: the files next to the store that may
@@ -198,12 +186,7 @@ class VectorIndex:
         seqs = [c["record_seq"] for c in changes]
         for start in range(0, len(seqs), 500):
             chunk = seqs[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            rows = self.store.query(
-                "SELECT seq, embedding, scope_kind, scope_id, status, type, event_at FROM records "
-                f"WHERE seq IN ({marks})",
-                chunk,
-            )
+            rows = vector_queries.index_rows(self.store, chunk)
             found = {row["seq"] for row in rows}
             for row in rows:
                 self._apply_row(row)

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from ..store.records import RECORD_TYPES, STATUSES, blob_to_vector
-from ..store.urls import sqlite_uri
+from ..store import vector_queries
 from .ann_file import store_changes
 from .vector_file import VectorFile, VectorFileError
 
@@ -122,19 +122,16 @@ class VectorFileKeeper:
         store = self.index.store
         if anchor.get("version") != version:
             return "its anchor names another version: damaged", none
-        found = store.query_one(
-            "SELECT i.record_seq AS seq, r.id AS id FROM index_changes i LEFT JOIN records r ON r.seq = i.record_seq "
-            "WHERE i.version = ?", (version,))
-        here = (found["seq"], found["id"]) if found is not None else (None, None)
+        here = vector_queries.feed_anchor(store, version)
         if here != (anchor.get("seq"), anchor.get("id")):
             return "its anchor record is not this store's: written for another store (or a copy that went on differently)", none
         last = anchor.get("last_seq") or 0
-        found = store.query_one("SELECT id FROM records WHERE seq = ?", (last,))
-        if found is None or found["id"] != anchor.get("last_id"):
+        found = vector_queries.record_id_at(store, last)
+        if found is None or found != anchor.get("last_id"):
             return "its newest record is not this store's: written for another store", none
         # Every record added after the file went through the feed (so it is in the delta); a store
         # that got records some other way, or another store's file, is caught here.
-        newer = store.scalar("SELECT COUNT(*) FROM records WHERE seq > ?", (last,))
+        newer = vector_queries.count_newer(store, last)
         if newer != int(np.count_nonzero(changes.upserted > last)):
             return f"{newer} records newer than the file are not all in the change feed: written for another store", none
         return None, changes.upserted
@@ -147,8 +144,7 @@ class VectorFileKeeper:
             return None
         picks = unchanged[np.unique(np.linspace(0, unchanged.size - 1, min(SAMPLE_ROWS, unchanged.size)).astype(np.int64))]
         seqs = [int(loaded.seqs[p]) for p in picks]
-        rows = {r["seq"]: r for r in index.store.query(
-            f"SELECT seq, embedding, scope_kind, scope_id, status, type FROM records WHERE seq IN ({','.join('?' * len(seqs))})", seqs)}
+        rows = vector_queries.sample_rows(index.store, seqs)
         scopes, statuses, types = header["scopes"], header["statuses"], header["types"]
         vectors = index.vectors(seqs)
         for position, seq, vector in zip(picks, seqs, vectors):
@@ -215,12 +211,9 @@ class VectorFileKeeper:
         with store.lock, index._lock:
             if store.conn.in_transaction or index.version != store.records_version():
                 return None  # rows of an open transaction, or behind the feed: not a state to keep
-            found = store.query_one(
-                "SELECT i.record_seq AS seq, r.id AS id FROM index_changes i LEFT JOIN records r ON r.seq = i.record_seq "
-                "WHERE i.version = ?", (index.version,))
-            last = store.query_one("SELECT seq, id FROM records ORDER BY seq DESC LIMIT 1")
-            anchor = {"version": index.version, "seq": found["seq"] if found else None, "id": found["id"] if found else None,
-                      "last_seq": last["seq"] if last else None, "last_id": last["id"] if last else None}
+            seq, record_id = vector_queries.feed_anchor(store, index.version)
+            last_seq, last_id = vector_queries.newest_record(store)
+            anchor = {"version": index.version, "seq": seq, "id": record_id, "last_seq": last_seq, "last_id": last_id}
             return index.snapshot(anchor)
 
     def write_now(self, progress=None) -> dict:
@@ -266,15 +259,11 @@ def _forgotten_since(store_path: Path, version: int) -> str | None:
     """Why a file written at ``version`` must go (a forget or reset committed since), read through a
     read-only connection of its own (the service may have closed its own meanwhile), or None."""
     try:
-        conn = sqlite3.connect(sqlite_uri(store_path, mode="ro"), uri=True, timeout=30)
-        try:
-            row = conn.execute("SELECT MAX(op = 'delete'), MAX(op = 'reset') FROM index_changes WHERE version > ?", (version,)).fetchone()
-        finally:
-            conn.close()
+        deleted, reset = vector_queries.feed_flags_in_file(store_path, version)
     except sqlite3.Error as exc:
         return f"the change feed could not be read after writing ({exc})"
-    if row and row[0]:
+    if deleted:
         return "a record was forgotten while the file was being written"
-    if row and row[1]:
+    if reset:
         return "the store was reset while the file was being written"
     return None

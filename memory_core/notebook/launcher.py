@@ -22,7 +22,6 @@ import html
 import os
 import signal
 import socket
-import sqlite3
 import subprocess
 import tempfile
 import time
@@ -34,6 +33,7 @@ from typing import Any
 
 from .. import app_launch
 from ..errors import MemoryCoreError
+from ..store.probes import is_demo_store
 from .safe import safe_html
 
 
@@ -48,24 +48,6 @@ def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as s:
         s.bind((host, 0))
         return s.getsockname()[1]
-
-
-def is_demo_store(path: str | Path) -> bool:
-    """Whether the store file at ``path`` was built by ``memory_core.demo`` (it records ``demo_now``).
-    False for a PostgreSQL URL (a demo is built as a file) and for anything that is not such a file."""
-    from ..store.backend import is_postgres_url
-    from ..store.urls import file_path, sqlite_uri
-
-    if is_postgres_url(path):
-        return False
-    try:
-        conn = sqlite3.connect(sqlite_uri(file_path(path).resolve(), mode="ro"), uri=True)
-        try:
-            return conn.execute("SELECT 1 FROM store_meta WHERE key = 'demo_now'").fetchone() is not None
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return False
 
 
 def _group_alive(pgid: int) -> bool:

@@ -27,7 +27,7 @@ from ..store import portable_queries as q
 from ..store.db import dumps
 from ..store.records import LIVE_STATUSES
 from .format import MAX_FILE_BYTES, check_envelope
-from .reading import read_export
+from .reading import record_lines, scan_export
 
 PRINCIPAL_KINDS = ("user_statement", "tool_result", "agent_inference")  # what a principal's own writes may claim
 
@@ -207,18 +207,45 @@ def import_file(service, path: str | Path, *, agent_id: str | None = None, user_
                 actor: str = "import", max_bytes: int = MAX_FILE_BYTES, batch_size: int = 500,
                 progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Import an export file; returns ``{"lines": [...], "counts": {...}, "dry_run": ...}`` with one
-    entry per record line (line number, file id, action, record id, summary or error)."""
+    entry per record line (line number, file id, action, record id, summary or error).
+
+    The file is checked whole first, streaming (:func:`.reading.scan_export`: a refusal there
+    writes nothing); its record lines are then read again and imported ``batch_size`` at a time,
+    so memory holds one batch, not the file. ``progress(done, total)`` counts record lines.
+    """
     if (agent_id is None) != (user_id is None):
         raise InvalidInputError("an import as a principal needs both agent_id and user_id", field="agent_id")
-    parsed = read_export(path, max_bytes)
+    scan = scan_export(path, max_bytes)
     principal = (agent_id, user_id) if agent_id else None
-    for number, obj in parsed.sessions:
+    for number, obj in scan.sessions:
         check_session(obj["session"], number)
-    sessions = {obj["session"]["id"]: obj["session"] for _, obj in parsed.sessions}
+    sessions = {obj["session"]["id"]: obj["session"] for _, obj in scan.sessions}
+    access = service.access(agent_id, user_id) if principal is not None else None
+    created: set[str] = set()  # what this run created: compared with the store's records, not with each other
+    report: list[dict[str, Any]] = []
+    batch: list[tuple[int, dict]] = []
+    for number, obj in record_lines(path, scan, max_bytes):
+        batch.append((number, obj))
+        if len(batch) >= max(1, batch_size):
+            report.extend(_import_batch(service, batch, principal, access, actor, sessions, created, dry_run,
+                                        len(report), scan.records, progress))
+            batch = []
+    if batch:
+        report.extend(_import_batch(service, batch, principal, access, actor, sessions, created, dry_run,
+                                    len(report), scan.records, progress))
+    counts: dict[str, int] = {}
+    for item in report:
+        counts[item["action"]] = counts.get(item["action"], 0) + 1
+    return {"file": str(path), "dry_run": dry_run, "counts": counts, "lines": report}
+
+
+def _import_batch(service, batch, principal, access, actor: str, sessions: dict, created: set[str], dry_run: bool,
+                  before: int, total: int, progress) -> list[dict[str, Any]]:
+    """One batch of record lines made into writes and written with ``write_many`` (one embedding
+    call and one transaction); returns their report entries, in file order."""
     report: list[dict[str, Any] | None] = []
     lines: list[_Line] = []
-    created: set[str] = set()  # what this run created: compared with the store's records, not with each other
-    for number, obj in parsed.records:
+    for number, obj in batch:
         try:
             lines.append(_Line(number, obj, principal=principal, actor=actor, sessions=sessions, created=created))
             report.append(None)
@@ -227,13 +254,13 @@ def import_file(service, path: str | Path, *, agent_id: str | None = None, user_
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             error = InvalidInputError(f"line {number} is not a record envelope ({type(exc).__name__}: {str(exc)[:80]})", field=f"line {number}")
             report.append({"line": number, "file_id": None, "action": "refuse", "error": error.to_dict()})
-    if principal is not None:
-        access = service.access(agent_id, user_id)
-    else:
+    if access is None:  # an operator import may write every scope the batch names
         keys = sorted({line.scope.key for line in lines})
         access = ScopeAccess("import", actor, writable={k: f"operator import by {actor}" for k in keys},
                              readable={k: "operator import" for k in keys})
-    results = service.write_many([line.request for line in lines], access, batch_size=batch_size, dry_run=dry_run, progress=progress)
+    step = None if progress is None else (lambda done, _of: progress(before + done, total))
+    results = service.write_many([line.request for line in lines], access, batch_size=len(lines) or 1, dry_run=dry_run,
+                                 progress=step) if lines else []
     done = iter(zip(lines, results))
     for position, entry in enumerate(report):
         if entry is not None:
@@ -246,7 +273,6 @@ def import_file(service, path: str | Path, *, agent_id: str | None = None, user_
         else:
             item["error"] = result.error.to_dict()
         report[position] = item
-    counts: dict[str, int] = {}
-    for item in report:
-        counts[item["action"]] = counts.get(item["action"], 0) + 1
-    return {"file": str(path), "dry_run": dry_run, "counts": counts, "lines": report}
+    if progress is not None and len(lines) < len(batch):
+        progress(before + len(batch), total)
+    return report  # type: ignore[return-value]

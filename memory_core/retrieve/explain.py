@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..policy.grants import ScopeAccess
 from ..settings import RetrievalSettings
-from .filters import HardFilter
+from ..store.as_of_queries import statuses_at
+from ..store.records import LIVE_STATUSES
+from .filters import HardFilter, describe_as_of
 from .generate.candidates import GENERATORS
 from .recorder import StageRecorder
 from .request import SearchRequest
@@ -83,11 +85,27 @@ class ExplainStage:
 
     def run(self, given: Inputs, rec: StageRecorder, deps: SearchServices) -> Outputs:
         results = [] if given.empty_reason is not None else given.results
+        if given.filter is not None and given.filter.as_of_mode == "memory" and results:
+            as_they_were(deps, results, given.filter.as_of)
         explanations = [explain_result(given.settings, given.request, given.rewritten_query, cand, rank)
                         for rank, cand in enumerate(results, start=1)]
         response = explain_response(given, results)
         rec.io(outputs={"results": len(explanations), "empty_reason": given.empty_reason})
         return self.Outputs(results, explanations, response)
+
+
+def as_they_were(deps: SearchServices, results: list[Candidate], at: str) -> None:
+    """Show each result of a memory-mode as-of search with the status it had at ``at`` (a version
+    superseded since was live then; a record confirmed since may have been provisional)."""
+    then = statuses_at(deps.store, [c.record_id for c in results], at)
+    for cand in results:
+        status = then.get(cand.record_id)
+        if status is None and cand.status not in LIVE_STATUSES:
+            status = "confirmed"  # no creation event to read (an old store): it was live then, and the log has no promotion
+        if status is not None and status != cand.status:
+            cand.status = status
+            if cand.record is not None:
+                cand.record = replace(cand.record, status=status)
 
 
 def _stage(trace: list[StageTrace], name: str) -> StageTrace | None:
@@ -97,8 +115,10 @@ def _stage(trace: list[StageTrace], name: str) -> StageTrace | None:
 def _summary(given: ExplainStage.Inputs, results: list[Candidate]) -> str:
     if given.empty_reason:
         return f"nothing returned: {given.empty_reason}"
+    flt = given.filter
+    when = f"{describe_as_of(flt.as_of, flt.as_of_mode)}; " if flt is not None and flt.as_of else ""
     counts = {g: len(given.generated.get(g, [])) for g in GENERATORS}
-    return (
+    return when + (
         f"{len(results)} result(s) from {len(given.pool)} candidates "
         f"(dense {counts['dense']}, lexical {counts['lexical']}, entity {counts['entity']}); "
         f"gate: {given.gate.get('decision', 'not run')}; "

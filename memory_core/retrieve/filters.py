@@ -3,13 +3,14 @@
 The hard filter is computed once and used two ways: as a SQL predicate for the lexical and entity
 generators (rendered by ``store.search_queries.filter_predicate``), and as a boolean mask over the
 vector index's rows for the dense generator. A record outside the readable scopes, in a
-non-retrievable lifecycle state, of an unrequested type, or outside the event-time window can
-therefore never become a candidate.
+non-retrievable lifecycle state, of an unrequested type, outside the event-time window or (an
+as-of search) outside the set the memory held or held valid at that instant
+(``store.as_of_queries``) can therefore never become a candidate.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -17,6 +18,7 @@ import numpy as np
 from ..clock import epoch
 from ..index.pg_vector import SqlFilter
 from ..policy.grants import ScopeAccess
+from ..store.as_of_queries import AS_OF_STATUSES, admitted_seqs
 from ..store.records import HISTORICAL_STATUSES, LIVE_STATUSES, RECORD_TYPES
 from ..store.search_queries import filter_predicate, lapsed_provisional_seqs
 from .recorder import StageRecorder
@@ -31,7 +33,9 @@ class HardFilter:
     """Scope, lifecycle, type and event-time restrictions of one search.
 
     ``now`` is used for lazily lapsed records: a provisional record whose ``expires_at`` has
-    passed is treated as expired even before a maintenance pass marks it so.
+    passed is treated as expired even before a maintenance pass marks it so. ``as_of`` and
+    ``as_of_mode`` restrict an as-of search to the records held (``memory``) or held valid
+    (``world``) at that instant; ``as_of_seqs`` is that set once the hard filter stage has read it.
     """
 
     scopes: tuple[str, ...]
@@ -41,6 +45,9 @@ class HardFilter:
     event_to: str | None
     now: str
     include_lapsed: bool
+    as_of: str | None = None
+    as_of_mode: str | None = None
+    as_of_seqs: frozenset[int] | None = None
 
     def sql(self, alias: str = "r") -> tuple[str, list[Any]]:
         """A WHERE fragment over ``records AS alias`` and its parameters (the store renders it)."""
@@ -61,10 +68,16 @@ class HardFilter:
             return "event time outside the window"
         if not self.include_lapsed and row["status"] == "provisional" and row["expires_at"] and row["expires_at"] <= self.now:
             return "provisional record past its expiry"
+        if self.as_of_seqs is not None and row["seq"] not in self.as_of_seqs:
+            return f"not {'held' if self.as_of_mode == 'memory' else 'valid'} at {self.as_of}"
         return None
 
     def with_statuses(self, statuses: tuple[str, ...], include_lapsed: bool) -> "HardFilter":
-        return HardFilter(self.scopes, statuses, self.types, self.event_from, self.event_to, self.now, include_lapsed)
+        return replace(self, statuses=statuses, include_lapsed=include_lapsed)
+
+    def without_as_of(self) -> "HardFilter":
+        """This filter with no as-of restriction (what the as-of rule is counted against)."""
+        return replace(self, as_of=None, as_of_mode=None, as_of_seqs=None)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -74,6 +87,7 @@ class HardFilter:
             "event_from": self.event_from,
             "event_to": self.event_to,
             "lapsed_provisional": "included" if self.include_lapsed else "excluded",
+            **({"as_of": {"at": self.as_of, "mode": self.as_of_mode}} if self.as_of else {}),
         }
 
     def describe(self) -> str:
@@ -82,7 +96,14 @@ class HardFilter:
             parts.append(f"type {'/'.join(self.types)}")
         if self.event_from or self.event_to:
             parts.append(f"event time {self.event_from or '-inf'} .. {self.event_to or '+inf'}")
+        if self.as_of:
+            parts.append(describe_as_of(self.as_of, self.as_of_mode))
         return "; ".join(parts)
+
+
+def describe_as_of(at: str, mode: str | None) -> str:
+    """The as-of part of a search in words (the trace, the explanation and the empty reason use it)."""
+    return f"as of {at}: what the memory held then" if mode == "memory" else f"as of {at}: what was valid in the world then"
 
 
 def index_mask(index, flt: HardFilter, lapsed_seqs: list[int]) -> IndexMask:
@@ -99,13 +120,39 @@ def index_mask(index, flt: HardFilter, lapsed_seqs: list[int]) -> IndexMask:
 
 
 def request_filter(request: SearchRequest, access: ScopeAccess, at: str) -> HardFilter:
-    """The hard filter of a request for a principal with ``access``, at ``at``."""
+    """The hard filter of a request for a principal with ``access``, at ``at``.
+
+    An as-of search reaches the statuses its mode allows, and the as-of rule decides among them;
+    in memory mode a provisional record's lapse is judged at the as-of instant, not now.
+    """
     statuses = HISTORICAL_STATUSES if request.historical else LIVE_STATUSES
+    include_lapsed = request.historical
+    mode = request.as_of_mode if request.as_of else None
+    if mode is not None:
+        statuses, include_lapsed = AS_OF_STATUSES[mode], mode == "memory"
     return HardFilter(
         scopes=tuple(access.readable_keys), statuses=tuple(statuses),
         types=tuple(t for t in RECORD_TYPES if t in request.types) if request.types else None,
-        event_from=request.time_from, event_to=request.time_to, now=at, include_lapsed=request.historical,
+        event_from=request.time_from, event_to=request.time_to, now=at, include_lapsed=include_lapsed,
+        as_of=request.as_of if mode else None, as_of_mode=mode,
     )
+
+
+def as_of_filter(store, index, flt: HardFilter, base: IndexMask) -> tuple[HardFilter, IndexMask, int]:
+    """An as-of filter with its set read (``as_of_seqs``), its index mask and how many rows of
+    ``base`` (the same filter without the as-of rule) the rule took out."""
+    seqs = frozenset(admitted_seqs(store, *flt.sql()))
+    flt = replace(flt, as_of_seqs=seqs)
+    if hasattr(index, "filter_mask"):  # PostgreSQL: the rule is part of the filter's SQL
+        mask = index.filter_mask(flt)
+        return flt, mask, max(int(base.sum()) - int(mask.sum()), 0)
+    rows = np.asarray(index.backend.seqs())
+    held = np.zeros(base.shape[0], dtype=bool)
+    n = min(len(rows), base.shape[0])
+    if seqs and n:
+        held[:n] = np.isin(rows[:n], np.fromiter(seqs, dtype=np.int64, count=len(seqs)))
+    mask = base & held
+    return flt, mask, int(base.sum()) - int(mask.sum())
 
 
 # -- stages ---------------------------------------------------------------------------------------
@@ -156,10 +203,16 @@ class HardFilterStage:
         applied = index.refresh()
         sql_filter = hasattr(index, "filter_mask")  # PostgreSQL: lapsed records are excluded by the filter's SQL
         lapsed = [] if req.historical or sql_filter else lapsed_provisional_seqs(deps.store, given.at)
-        mask = index_mask(index, flt, lapsed)
+        mask = index_mask(index, flt.without_as_of(), lapsed)
+        as_of = {}
+        if flt.as_of:
+            lapsed_count = (mask.lapsed or 0) if sql_filter else len(lapsed)
+            flt, mask, excluded = as_of_filter(deps.store, index, flt, mask)
+            as_of = {"as_of_excluded": excluded, "as_of_records": len(flt.as_of_seqs or ())}
         rec.io(inputs={"historical": req.historical, "index_changes_applied": applied},
                outputs={**flt.to_dict(), "indexed_rows_allowed": int(mask.sum()),
-                        "lapsed_provisional_excluded": (mask.lapsed or 0) if sql_filter else len(lapsed)})
+                        "lapsed_provisional_excluded": (lapsed_count if flt.as_of else (mask.lapsed or 0) if sql_filter else len(lapsed)),
+                        **as_of})
         rec.note(flt.describe())
         left = int(mask.sum())  # the records every generator may look at
         rec.io(outputs={"readable_records": left})
@@ -185,6 +238,10 @@ def no_records_reason(access: ScopeAccess, flt: HardFilter, window_removed: int 
     window = f"from {flt.event_from or 'any'} to {flt.event_to or 'any'}"
     if window_removed:
         causes.append(f"the event-time window ({window}) removed all {window_removed} readable record(s)")
+    elif flt.as_of:
+        held = "live" if flt.as_of_mode == "memory" else "valid"
+        within = f" in the event-time window ({window})" if windowed and window_removed is None else ""
+        causes.append(f"nothing was {held} at {flt.as_of} in {', '.join(flt.scopes) or 'the readable scopes'}{within}")
     else:
         held = f"{'/'.join(flt.statuses)} record" + (f" of type {'/'.join(flt.types)}" if flt.types else "")
         within = f" in the event-time window ({window})" if windowed and window_removed is None else ""

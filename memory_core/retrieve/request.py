@@ -20,6 +20,7 @@ from ..errors import InvalidInputError
 from ..inputs import check_texts
 from ..policy.scopes import validate_id
 from ..settings import RetrievalSettings
+from ..store.as_of_queries import AS_OF_MODES
 from ..store.records import RECORD_TYPES
 
 # Who made a search (search_log.origin): the model's own memory_search call, the adapter host's
@@ -50,6 +51,8 @@ class SearchRequest:
     entity_hints: list[str] | None = None  # names (or ent_... ids) the caller knows the search is about
     limit: int | None = None  # None: retrieval.default_limit; at most retrieval.max_limit
     historical: bool = False  # also superseded and expired records
+    as_of: str | datetime | None = None  # search the memory as of this instant (an ISO-8601 date-time with its offset)
+    as_of_mode: str | None = None  # "memory" (what it held then; the default) or "world" (what was valid then)
     context: str | None = None  # current-turn conversation text for the optional rewriter
     rewrite: bool | None = None  # None follows retrieval.rewrite_enabled
     rerank: bool | None = None  # None follows retrieval.reranker_enabled
@@ -93,6 +96,53 @@ def _timestamp(value: Any, name: str, at_end_of_day: bool) -> str | None:
     return format_ts(parsed)
 
 
+_HAS_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
+_HAS_OFFSET = re.compile(r"(Z|[+-]\d{2}(:?\d{2})?)$", re.IGNORECASE)
+
+
+def check_as_of(value: Any, mode: Any, historical: bool) -> tuple[str | None, str | None]:
+    """The as-of instant (normalised to the stored UTC format) and mode of a request.
+
+    The instant must be a date-time with its offset (``2026-03-01T09:00:00Z``,
+    ``...+01:00``): a bare date or a time without an offset names a different instant in every
+    time zone, so it is refused rather than guessed. A mode needs an instant; ``historical``
+    cannot be combined with one (an as-of search already reaches the versions live then).
+    Whether the instant may be in the future depends on the clock: see :func:`check_as_of_time`.
+    """
+    if value is None:
+        if mode is not None:
+            raise InvalidInputError("as_of_mode needs as_of (the instant to search at)", field="as_of_mode")
+        return None, None
+    if mode is None:
+        mode = "memory"
+    if mode not in AS_OF_MODES:
+        raise InvalidInputError(f"as_of_mode must be one of {', '.join(AS_OF_MODES)}; got {str(mode)[:40]!r}", field="as_of_mode")
+    if historical:
+        raise InvalidInputError("historical and as_of cannot be combined: an as-of search already reaches the versions "
+                                "live at that instant", field="historical")
+    if isinstance(value, datetime):
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise InvalidInputError("as_of must carry a time zone (a naive datetime is ambiguous)", field="as_of")
+    elif isinstance(value, str):
+        text = value.strip()
+        if not _HAS_TIME.match(text) or not _HAS_OFFSET.search(text):
+            raise InvalidInputError("as_of must be an ISO-8601 date-time with its offset, e.g. 2026-03-01T09:00:00Z or "
+                                    f"2026-03-01T10:00:00+01:00 (a date or a time without an offset is ambiguous): {value[:80]!r}",
+                                    field="as_of")
+    else:
+        raise InvalidInputError("as_of must be an ISO-8601 date-time string", field="as_of")
+    return _timestamp(value, "as_of", at_end_of_day=False), mode
+
+
+def check_as_of_time(request: "SearchRequest", now: str) -> None:
+    """A checked request's as-of instant against the clock: the memory cannot say what it will
+    hold, so memory mode refuses an instant after ``now``; world mode allows one (what the memory
+    believes will be valid then, e.g. a planned event)."""
+    if request.as_of and request.as_of_mode == "memory" and request.as_of > now:
+        raise InvalidInputError(f"as_of {request.as_of} is in the future (now {now}): the memory cannot say what it will "
+                                "hold; use as_of_mode 'world' for what will be valid then", field="as_of")
+
+
 def check_request(request: SearchRequest, settings: RetrievalSettings) -> SearchRequest:
     """See :meth:`SearchRequest.checked`."""
     validate_id(request.agent_id, "agent_id")
@@ -124,10 +174,12 @@ def check_request(request: SearchRequest, settings: RetrievalSettings) -> Search
         limit = min(settings.default_limit, settings.max_limit)
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= settings.max_limit:
         raise InvalidInputError(f"limit must be an integer from 1 to {settings.max_limit}", field="limit")
+    as_of, as_of_mode = check_as_of(request.as_of, request.as_of_mode, bool(request.historical))
     context = request.context
     if context is not None:
         if not isinstance(context, str):
             raise InvalidInputError("context must be a string", field="context")
         context = context[-settings.rewrite_context_chars:] if settings.rewrite_context_chars else ""
     return replace(request, types=types, time_from=time_from, time_to=time_to, entity_hints=[h.strip() for h in hints],
-                   limit=limit, historical=bool(request.historical), context=context)
+                   limit=limit, historical=bool(request.historical), context=context,
+                   as_of=as_of, as_of_mode=as_of_mode)

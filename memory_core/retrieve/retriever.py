@@ -41,7 +41,7 @@ from .fuse import FusionStage
 from .gate import GateStage
 from .generate import DenseStage, EntityStage, LexicalStage, QueryEmbeddingStage
 from .pipeline import Pipeline, SearchRun, Stage
-from .request import SearchRequest, check_origin
+from .request import SearchRequest, check_as_of_time, check_origin
 from .rerank import RerankStage, build_reranker
 from .rewrite import QueryRewriter, RewriteStage
 from .search_log import LogStage, load_search, log_failure, logged_request
@@ -214,6 +214,7 @@ class Retriever:
         for position, request in enumerate(requests):
             try:
                 checked.append(request.checked(settings))
+                check_as_of_time(checked[-1], format_ts(self.clock.now()))
             except InvalidInputError as exc:
                 raise InvalidInputError(f"requests[{position}]: {exc}", field=exc.details.get("field"), position=position) from exc
         size = min(BATCH_EMBED, self.query_vectors.max_entries) if settings.query_cache_size else 0  # 0: no cache to fill
@@ -233,8 +234,10 @@ class Retriever:
         return SearchRun.start(self, request, settings or self.settings, new_id("srch"), now, format_ts(now))
 
     def run(self, request: SearchRequest, *, settings: RetrievalSettings | None = None) -> SearchResponse:
-        """Run the pipeline for an already checked request."""
+        """Run the pipeline for an already checked request (an as-of instant in the future of a
+        memory-mode search raises InvalidInputError here, before anything is searched or logged)."""
         run = self.start(request, settings=settings)
+        check_as_of_time(request, run.handoffs["at"])
         try:
             self.pipeline.run(run)
         except Exception as exc:

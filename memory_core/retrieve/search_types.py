@@ -351,6 +351,7 @@ class SearchResponse:
                 "rewritten_query": explanation.rewritten_query,
                 "candidates": explanation.candidates,
                 "returned": explanation.returned,
+                **({"as_of": explanation.filter["as_of"]} if explanation.filter.get("as_of") else {}),
             },
         }
 

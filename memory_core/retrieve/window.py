@@ -13,7 +13,7 @@ from typing import Any
 
 from ..policy.grants import ScopeAccess
 from ..store.search_queries import lapsed_provisional_seqs
-from .filters import HardFilter, IndexMask, index_mask, no_records_reason
+from .filters import HardFilter, IndexMask, as_of_filter, index_mask, no_records_reason
 from .recorder import StageRecorder
 from .request import SearchRequest
 from .services import SearchServices
@@ -54,7 +54,10 @@ def window_removed(deps: SearchServices, flt: HardFilter, mask: IndexMask, histo
     wider = replace(flt, event_from=None, event_to=None)
     sql_filter = hasattr(deps.index, "filter_mask")  # PostgreSQL: lapsed records are excluded by the filter's SQL
     lapsed = [] if historical or sql_filter else lapsed_provisional_seqs(deps.store, flt.now)
-    return max(int(index_mask(deps.index, wider, lapsed).sum()) - int(mask.sum()), 0)
+    wide = index_mask(deps.index, wider.without_as_of(), lapsed)
+    if flt.as_of:  # the as-of rule stays: only the window's own cost is counted
+        wide = as_of_filter(deps.store, deps.index, wider, wide)[1]
+    return max(int(wide.sum()) - int(mask.sum()), 0)
 
 
 class TimeWindowStage:

@@ -4,6 +4,6 @@ and :class:`Session` (one conversation). See docs/architecture.md."""
 from .embedders import shared_embedder
 from .facade import MemoryService
 from .session import MAX_TURN_CHARS, TURN_ROLES, Session
-from .tool_surface import ToolSurface, install_tool_surface
+from .tool_surface import ToolSurface
 
-__all__ = ["MAX_TURN_CHARS", "MemoryService", "Session", "TURN_ROLES", "ToolSurface", "install_tool_surface", "shared_embedder"]
+__all__ = ["MAX_TURN_CHARS", "MemoryService", "Session", "TURN_ROLES", "ToolSurface", "shared_embedder"]

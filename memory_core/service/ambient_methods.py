@@ -55,11 +55,7 @@ class AmbientMethods:
         if user_id is None:
             return classified_records(self.store, [], now=now)
         validate_id(user_id, "user_id")
-        scopes = [f"user:{user_id}"] + [
-            f"agent:{row['scope_id']}" for row in self.store.query(
-                "SELECT DISTINCT scope_id FROM records WHERE scope_kind = 'agent' AND scope_id LIKE ?", (f"%/{user_id}",))
-            if row["scope_id"].endswith(f"/{user_id}")
-        ]
+        scopes = [f"user:{user_id}"] + ambient_store.private_agent_scopes(self.store, user_id)
         return classified_records(self.store, scopes, user_id=user_id, now=now)
 
     def ambient_candidates(self) -> list[tuple[Record, AmbientStatus]]:

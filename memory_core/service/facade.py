@@ -9,59 +9,63 @@ Hosts, adapters, the admin app, notebooks and tests all go through this facade::
     session.call_tool("memory_write", {...})
     session.end()
 
-No SQL lives here: grants are in ``policy.grants``, sessions in ``store.sessions``, counts in
-``store.overview``, re-embedding in ``index.reembed``, extraction runs in ``extract.runs``.
+It builds its parts explicitly in ``__init__`` (vector index, entailment judge, write path,
+lifecycle, retriever, and the agent tools from :func:`memory_core.tools.build_tools` unless a surface
+is passed in) and holds the opening, grants, sessions, search and inspection. The other methods sit
+in mixins by concern: records' writes and lifecycle (``record_methods``), upkeep (``upkeep_methods``:
+backups, doctor, re-embedding, maintenance), the admin app's reads (``admin_methods``), extraction,
+ambient profiles and bulk import/export. No SQL lives here: grants are in ``policy.grants``,
+sessions in ``store.sessions``, counts in ``store.overview``, extraction runs in ``extract.runs``.
 """
 
 from __future__ import annotations
 
 from contextlib import nullcontext
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from .. import display
-from ..clock import Clock, SystemClock, format_ts, parse_ts
+from ..clock import Clock, SystemClock, format_ts
 from ..errors import EmbedderMismatchError, InvalidInputError, NotFoundError, PolicyError, StoreUnusableError
 from ..extract.runner import ExtractionRunner
 from ..ids import new_id
 from ..inputs import check_text
-from ..index.reembed import reembed_store
 from ..index.ann import backend_factory
 from ..index.pg_vector import PgVectorIndex
 from ..index.vector_index import VectorIndex
 from ..ingest.evidence import ModelEntailmentJudge, OfflineEntailmentJudge
 from ..ingest.lifecycle import Lifecycle
-from ..ingest.writer import Ingestor, WriteOutcome, WriteRequest
+from ..ingest.writer import Ingestor
 from ..llm.anthropic_client import build_llm
 from ..llm.factory import RoleModels, build_role_models
-from ..maintenance import run_maintenance
 from ..policy.grants import ScopeAccess, access_of, check_grantable, delete_grant, list_grants, save_grant
-from ..policy.scopes import Scope, parse_scope, private_scope, validate_id
+from ..policy.scopes import parse_scope, private_scope, validate_id
 from ..retrieve.request import SearchRequest
 from ..retrieve.retriever import Retriever
 from ..retrieve.search_types import SearchResponse
 from ..settings import Settings, load_settings
 from ..store import inspection, overview, sessions
-from ..store.backup import backup_store, restore_into
 from ..store.backend import open_store
 from ..store.db import Store
-from ..store.doctor import DoctorReport, run_doctor
 from ..store.opening import damage_guard
 from ..store.transfer import refuse_unfinished_copy
 from ..store.records import Record
 from ..telemetry import Telemetry, spans
+from ..tools import build_tools
 from .admin_methods import AdminMethods
 from .ambient_methods import AmbientMethods
 from .app_entries import AppEntryMethods
 from .embedders import shared_embedder
 from .extraction_methods import ExtractionMethods
 from .portable_methods import PortableMethods
+from .record_methods import RecordMethods
 from .session import Session
-from .tool_surface import ToolSurface, default_tool_surface
+from .tool_surface import ToolSurface
+from .upkeep_methods import UpkeepMethods
 
 
-class MemoryService(ExtractionMethods, AmbientMethods, AdminMethods, PortableMethods, AppEntryMethods):
+class MemoryService(RecordMethods, ExtractionMethods, AmbientMethods, AdminMethods, PortableMethods, UpkeepMethods,
+                    AppEntryMethods):
     """A memory store opened for use: SQLite, vector index, embedder, write path, retriever and tools."""
 
     def __init__(self, store: Store, settings: Settings, clock: Clock, embedder, *, llm=None,
@@ -98,7 +102,7 @@ class MemoryService(ExtractionMethods, AmbientMethods, AdminMethods, PortableMet
             store=store, index=self.index, embedder=embedder, clock=clock, access=self.access,
             settings=lambda: self.settings.retrieval, llm=self.models.rewrite, telemetry=self.telemetry,
         )
-        self._tools = tools
+        self.tools: ToolSurface = tools if tools is not None else build_tools()  # the agent tools (a host may pass its own)
         self._extraction: ExtractionRunner | None = None
 
     # -- opening ------------------------------------------------------------------------------
@@ -116,6 +120,7 @@ class MemoryService(ExtractionMethods, AmbientMethods, AdminMethods, PortableMet
         allow_embedder_mismatch: bool = False,
         read_only: bool = False,
         tracer_provider=None,
+        tools: ToolSurface | None = None,
     ) -> "MemoryService":
         """Create or migrate the store at ``path`` and load the configured embedder.
 
@@ -125,7 +130,8 @@ class MemoryService(ExtractionMethods, AmbientMethods, AdminMethods, PortableMet
         raises :class:`~memory_core.errors.StoreUnusableError` naming the file and what to do.
         ``read_only`` opens an existing, current store without writing anything to it (nothing is
         created or migrated; any write fails): for commands that only look. ``tracer_provider`` is
-        the OpenTelemetry provider the service's spans go to (default: the host's global one).
+        the OpenTelemetry provider the service's spans go to (default: the host's global one);
+        ``tools`` the tool surface sessions offer (default: :func:`memory_core.tools.build_tools`).
         """
         settings = settings or load_settings()
         clock = clock or SystemClock()
@@ -144,7 +150,7 @@ class MemoryService(ExtractionMethods, AmbientMethods, AdminMethods, PortableMet
                         f"writing once (agent-memory init --path {store.path}) to migrate it", path=str(store.path),
                         problem="outdated", pending=store.pending_migrations)
                 embedder = embedder or shared_embedder(settings.embedder)
-                service = cls(store, settings, clock, embedder, llm=llm, models=models, tracer_provider=tracer_provider)
+                service = cls(store, settings, clock, embedder, llm=llm, models=models, tracer_provider=tracer_provider, tools=tools)
                 service._check_embedder(allow_embedder_mismatch)
                 if not (read_only and store.backend == "postgresql"):  # there it only starts an index build
                     service.index.rebuild()
@@ -282,107 +288,9 @@ class MemoryService(ExtractionMethods, AmbientMethods, AdminMethods, PortableMet
 
     # -- tools --------------------------------------------------------------------------------
 
-    @property
-    def tools(self) -> ToolSurface:
-        """The tool surface (``memory_core.tools`` unless another was passed in)."""
-        return self._tools or default_tool_surface()
-
     def tool_schemas(self) -> list[dict]:
         """JSON-schema definitions of the five tools (write targets unconstrained)."""
         return self.tools.schemas(self.settings, None)
-
-    def revise(self, session: Session | None, record: Record, *, content: str, reason: str, actor: str,
-               source_kind: str | None = None, evidence: str | None = None, valid_from: datetime | None = None,
-               valid_until: datetime | None = None, review_at: datetime | None = None,
-               attribute: str | None = None) -> WriteOutcome:
-        """Write a new version of ``record``; without a session (a person editing in the admin app)
-        the original evidence is kept, and the source kind too unless ``source_kind`` names the
-        person's own (the admin app passes ``system`` for a reviewer's edit of an inference)."""
-        if session is not None:
-            access = session.access()
-            agent_id, user_id, session_id = session.agent_id, session.user_id, session.id
-        else:
-            access = ScopeAccess("admin", "admin", writable={record.scope: f"reviewer {actor} editing"}, readable={record.scope: "reviewer"})
-            agent_id, user_id, session_id = record.creator_agent_id or "admin", record.scope_id, None
-        keep_source = session is None
-        request = WriteRequest(
-            type=record.type, content=content, scope=Scope(record.scope_kind, record.scope_id),
-            source_kind=(source_kind or record.source_kind) if keep_source else (source_kind or "agent_inference"),
-            agent_id=agent_id, user_id=user_id, actor=actor, attribute=attribute if attribute is not None else record.attribute,
-            evidence=record.evidence if keep_source else evidence, session_id=session_id,
-            tags=list(record.tags), event_at=parse_ts(record.event_at),
-            valid_from=valid_from or parse_ts(record.valid_from), valid_until=valid_until or parse_ts(record.valid_until),
-            review_at=review_at or (parse_ts(record.review_at) if not record.review_flagged_at else None),
-            source_ref=record.source_ref, operation=f"memory_revise: {reason}", evidence_verified=keep_source,
-            revises=record,
-        )
-        return self.ingestor.write(request, access)
-
-    # -- records: writes and lifecycle (ingest.writer, ingest.lifecycle) -------------------------
-
-    def write(self, request: WriteRequest, access: ScopeAccess) -> WriteOutcome:
-        """Validate and write one record as ``access`` allows (path A; extraction uses it too)."""
-        return self.ingestor.write(request, access)
-
-    def write_system_fact(self, *, scope: str, content: str, attribute: str | None = None, about: str | None = None,
-                          about_kind: str = "other", source_ref: str | None = None, actor: str = "host",
-                          tags: list[str] | None = None, valid_from: datetime | None = None,
-                          valid_until: datetime | None = None) -> WriteOutcome:
-        """Host API: write a ``system`` fact (rank 3, confirmed) from an authoritative store.
-
-        Never reachable through the model's tools. It runs the same write stages and is logged
-        like any write (operation ``system_fact``); the host, not a grant, vouches for the scope.
-        """
-        target = parse_scope(scope)
-        access = ScopeAccess("host", "host", writable={target.key: f"host system fact by {actor}"},
-                             readable={target.key: "host"})
-        request = WriteRequest(
-            type="semantic", content=content, scope=target, source_kind="system", agent_id="host",
-            user_id=target.id if target.kind == "user" else "host", actor=actor, attribute=attribute, about=about,
-            about_kind=about_kind, tags=list(tags or []), valid_from=valid_from, valid_until=valid_until,
-            source_ref=source_ref, operation="system_fact",
-        )
-        return self.ingestor.write(request, access)
-
-    def log_refused_write(self, **attempt: Any) -> int:
-        """Record a refused write attempt in the write log (``Ingestor.log_refusal``)."""
-        return self.ingestor.log_refusal(**attempt)
-
-    def procedure(self, record_id: str) -> dict | None:
-        """Name, trigger, steps and pitfalls of a procedural record (None if it has none)."""
-        return self.ingestor.procedure(record_id)
-
-    def forget(self, record_id: str, **options: Any) -> list[str]:
-        """Tombstone a record and its earlier versions and erase their text (``Lifecycle.forget``)."""
-        return self.lifecycle.forget(record_id, **options)
-
-    def forget_explained(self, record_id: str, **options: Any) -> dict:
-        """Forget as :meth:`forget` does; returns the plan applied (``records`` with why each went,
-        ``not_forgotten``, ...) and its ``lines``, as :meth:`forget_preview` shows them."""
-        plan = self.lifecycle.erase(record_id, **options)
-        return {**plan.to_dict(), "lines": plan.summary_lines()}
-
-    def forget_preview(self, record_id: str) -> dict:
-        """What forgetting ``record_id`` would erase, place by place, plus one line per place
-        (``lines``) for a confirmation form. Nothing is written; no policy is applied."""
-        plan = self.lifecycle.forget_preview(record_id)
-        return {**plan.to_dict(), "lines": plan.summary_lines()}
-
-    def confirm(self, record_id: str, **options: Any) -> Record:
-        """Reinforce a live record, or promote it when a person confirms it (``Lifecycle.confirm``)."""
-        return self.lifecycle.confirm(record_id, **options)
-
-    def clear_review_flag(self, record_id: str, **options: Any) -> Record:
-        """A reviewer's decision that a review-due flag needs no change (``Lifecycle.clear_review_flag``)."""
-        return self.lifecycle.clear_review_flag(record_id, **options)
-
-    def merge_preview(self, source_id: str, target_id: str) -> dict[str, Any]:
-        """What merging one entity into another would change; nothing is written."""
-        return self.lifecycle.merge_preview(source_id, target_id)
-
-    def merge_entities(self, source_id: str, target_id: str, **options: Any) -> dict[str, Any]:
-        """Merge two entities of one scope in one audited transaction (``Lifecycle.merge_entities``)."""
-        return self.lifecycle.merge_entities(source_id, target_id, **options)
 
     # -- search -------------------------------------------------------------------------------
 
@@ -448,32 +356,3 @@ class MemoryService(ExtractionMethods, AmbientMethods, AdminMethods, PortableMet
     def to_dataframe(self):
         """Record counts by type, status, scope kind and source kind as a pandas DataFrame."""
         return display.frame(self)
-
-    # -- backups, snapshots and health (store.backup, store.doctor) -----------------------------
-
-    def snapshot(self, path: str | Path, *, overwrite: bool = False) -> dict:
-        """A consistent copy of the store at ``path`` (online; agents may keep writing)."""
-        return backup_store(self.store.path, path, overwrite=overwrite).to_dict()
-
-    def restore(self, path: str | Path, *, allow_empty: bool = False) -> dict:
-        """Replace this store's content with the snapshot at ``path`` (checked first; one without
-        records only with ``allow_empty``) and reload the vector index."""
-        info = restore_into(self.store, path, allow_empty=allow_empty)
-        self._check_embedder(False)
-        self.index.rebuild()
-        return info.to_dict()
-
-    def doctor(self) -> DoctorReport:
-        """Integrity, FTS, vector, change-feed and orphan checks plus log sizes (``agent-memory doctor``)."""
-        return run_doctor(self.store, self.settings, dim=self.embedder.dim)
-
-    # -- maintenance --------------------------------------------------------------------------
-
-    def reembed(self, *, actor: str, batch_size: int = 256, progress=None) -> int:
-        """Re-embed every non-deleted record with the configured embedder (the explicit migration)."""
-        return reembed_store(self.store, self.index, self.embedder, self.clock, actor=actor, batch_size=batch_size, progress=progress)
-
-    def run_maintenance(self, *, actor: str = "maintenance") -> dict:
-        """Expire unreinforced provisional records and flag due reviews; returns the ids changed."""
-        return run_maintenance(self.store, self.index, self.clock, self.settings.extraction.maintenance_batch_size,
-                               actor=actor, housekeeping=self.settings.housekeeping).to_dict()

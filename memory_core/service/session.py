@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from contextvars import ContextVar
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -19,15 +18,6 @@ from ..telemetry import Telemetry, spans
 from .tool_surface import ToolSurface
 
 TURN_ROLES = ("user", "assistant", "tool", "system")
-# Who is behind the tool call running in this thread or task (search_log.origin). A context
-# variable, not a tool argument: the model's tool schema never offers it, and concurrent calls on
-# one session (a framework running tools in parallel) each keep their own.
-_CALL_ORIGIN: ContextVar[str | None] = ContextVar("memory_call_origin", default=None)
-
-
-def call_origin() -> str | None:
-    """The origin of the tool call in progress (``model`` unless the caller said otherwise)."""
-    return _CALL_ORIGIN.get()
 MAX_TURN_CHARS = 200_000
 
 
@@ -40,8 +30,7 @@ class SessionHost(Protocol):
     settings: Settings
     telemetry: Telemetry
 
-    @property
-    def tools(self) -> ToolSurface: ...
+    tools: ToolSurface
 
     def access(self, agent_id: str, user_id: str) -> ScopeAccess: ...
 
@@ -99,19 +88,16 @@ class Session:
     def call_tool(self, name: str, arguments: dict | str | None, *, origin: str = "model") -> dict:
         """Run a tool as this session's principal; always returns a JSON-able dict.
 
-        ``origin`` says who made the call (``model``, or ``host``/``admin``/``eval``); a search
-        logs it in ``search_log.origin``.
+        ``origin`` says who made the call (``model``, or ``host``/``admin``/``eval``); it is passed
+        down as an argument (never offered in the model's tool schema) and a search logs it in
+        ``search_log.origin``.
         """
         if self.ended:
             return {"ok": False, "error": SessionClosedError(f"session {self.id} has ended").to_dict()}
-        token = _CALL_ORIGIN.set(origin)
-        try:
-            with spans.tool_call(self.service.telemetry, self, name, origin) as span:
-                result = self.service.tools.call(self, name, arguments)
-                spans.tool_result(span, result)
-            return result
-        finally:
-            _CALL_ORIGIN.reset(token)
+        with spans.tool_call(self.service.telemetry, self, name, origin) as span:
+            result = self.service.tools.call(self, name, arguments, origin=origin)
+            spans.tool_result(span, result)
+        return result
 
     def tool_schemas(self) -> list[dict]:
         """Tool definitions with this session's write targets as the allowed values."""

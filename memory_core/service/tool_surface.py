@@ -1,15 +1,14 @@
-"""The seam between the service and the agent tools above it.
+"""The seam between the service and the agent tools it offers.
 
-The service does not import :mod:`memory_core.tools` (tools sit above the service and call its
-public methods). Instead the tools package installs itself here when it is imported, which
-``memory_core/__init__.py`` does; a host can also pass its own surface to ``MemoryService``.
+The service is given its tool surface: :func:`memory_core.tools.build_tools` composes the five
+memory tools, and a host can pass its own to ``MemoryService``. The tools never import the service;
+each call hands them the session (and through it the service) as an argument.
 """
 
 from __future__ import annotations
 
 from typing import Any, Protocol
 
-from ..errors import MemoryCoreError
 from ..settings import Settings
 
 
@@ -18,21 +17,7 @@ class ToolSurface(Protocol):
 
     def schemas(self, settings: Settings, write_targets: list[str] | None) -> list[dict]: ...
 
-    def call(self, session: Any, name: Any, arguments: Any) -> dict:
-        """Run tool ``name`` as ``session`` (a :class:`~memory_core.service.Session`)."""
+    def call(self, session: Any, name: Any, arguments: Any, *, origin: str | None = "model") -> dict:
+        """Run tool ``name`` as ``session`` (a :class:`~memory_core.service.Session`); ``origin``
+        says who made the call."""
         ...
-
-
-_installed: dict[str, ToolSurface] = {}
-
-
-def install_tool_surface(surface: ToolSurface) -> None:
-    """Make ``surface`` the default tool surface of every service."""
-    _installed["default"] = surface
-
-
-def default_tool_surface() -> ToolSurface:
-    """The installed tool surface (``memory_core.tools``)."""
-    if "default" not in _installed:
-        raise MemoryCoreError("no tool surface is installed; import memory_core.tools first")
-    return _installed["default"]

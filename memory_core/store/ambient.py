@@ -115,3 +115,9 @@ def session_context(store: Store, session_id: str) -> dict[str, Any] | None:
         out[column] = loads(out.get(column), default)
     out["ambient_enabled"] = bool(out["ambient_enabled"])
     return out
+
+
+def private_agent_scopes(store: Store, user_id: str) -> list[str]:
+    """The scope keys of records in a private agent scope of ``user_id`` (``agent:<agent>/<user>``)."""
+    rows = store.query("SELECT DISTINCT scope_id FROM records WHERE scope_kind = 'agent' AND scope_id LIKE ?", (f"%/{user_id}",))
+    return [f"agent:{row['scope_id']}" for row in rows if row["scope_id"].endswith(f"/{user_id}")]

@@ -51,11 +51,6 @@ def open_store(target: str | Path, now: str, *, read_only: bool = False):
     return Store.open_readonly(target) if read_only else Store.open(target, now)
 
 
-def store_exists(target: str | Path) -> bool:
-    """Whether there is a store at ``target`` (a URL is assumed to exist: connecting will tell)."""
-    return is_postgres_url(target) or Path(target).exists()
-
-
 def require_store(target: str | Path) -> None:
     """Raise ``StoreUnusableError`` unless ``target`` already holds a store (a missing or empty file, a
     directory, or a database without our tables); writes nothing. Commands other than ``init`` call

@@ -50,14 +50,3 @@ def note_event(store: Store, *, session_id: str, event: str, at: str, transcript
         params.append(at)
     with store.transaction() as conn:
         conn.execute(f"UPDATE host_sessions SET {', '.join(sets)} WHERE session_id = ?", (*params, session_id))
-
-
-def host_sessions_of(store: Store, session_ids: list[str]) -> dict[str, dict[str, Any]]:
-    """Host session rows for the given memory sessions (admin views), keyed by memory session id."""
-    out: dict[str, dict[str, Any]] = {}
-    ids = list(dict.fromkeys(session_ids))
-    for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
-        rows = store.query(f"SELECT * FROM host_sessions WHERE session_id IN ({','.join('?' * len(chunk))})", chunk)
-        out.update({row["session_id"]: dict(row) for row in rows})
-    return out

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
+from .as_of_queries import as_of_predicate
 from .db import Store
 from .records import Record, fetch_records, restrict_links
 
@@ -29,6 +30,7 @@ class FilterTerms(Protocol):
     event_to: str | None
     now: str
     include_lapsed: bool
+    # (an as-of search also has ``as_of`` and ``as_of_mode``, read with getattr: see store/as_of_queries.py)
 
 
 def _marks(values: Sequence[Any]) -> str:
@@ -56,6 +58,11 @@ def filter_predicate(flt: FilterTerms, alias: str = "r") -> tuple[str, list[Any]
     if not flt.include_lapsed:
         clauses.append(f"NOT ({alias}.status = 'provisional' AND {alias}.expires_at IS NOT NULL AND {alias}.expires_at <= ?)")
         params.append(flt.now)
+    as_of = getattr(flt, "as_of", None)
+    if as_of:
+        sql, more = as_of_predicate(alias, as_of, flt.as_of_mode)
+        clauses.append(sql)
+        params.extend(more)
     return " AND ".join(clauses), params
 
 

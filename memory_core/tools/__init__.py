@@ -1,13 +1,10 @@
-"""The five agent tools: schemas, handlers and the one entry point that runs a call.
+"""The five agent tools: schemas, handlers, the registry that runs a call, and :func:`build_tools`,
+which composes them (the service calls it; importing this package registers nothing).
 
-Importing this package registers the tools and installs them as the services' tool surface
-(``memory_core/__init__.py`` imports it). Handlers call public methods of the session and service.
+Handlers call public methods of the session and service they are handed at call time.
 """
 
-from ..service import install_tool_surface
-from . import handlers, search_tool  # noqa: F401  (register memory_write/get/revise/forget and memory_search)
-from .registry import TOOLS, RegisteredTools, Tool, call_tool
+from .registry import Tool, ToolRegistry
+from .toolset import build_tools
 
-install_tool_surface(RegisteredTools())
-
-__all__ = ["TOOLS", "RegisteredTools", "Tool", "call_tool"]
+__all__ = ["Tool", "ToolRegistry", "build_tools"]

@@ -2,21 +2,34 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from ..clock import parse_ts
 from ..errors import InvalidInputError, MemoryCoreError, NotFoundError, PermissionDeniedError
 from ..ingest.writer import WriteRequest
+from ..policy.grants import ScopeAccess
+from ..policy.scopes import Scope
 from ..settings import Settings
 from ..store.records import Record, restrict_links
-from .registry import REFUSAL_HOOKS, register
+from .registry import ToolSession
 from .schemas import MemoryForgetInput, MemoryGetInput, MemoryReviseInput, MemoryWriteInput
 
-if TYPE_CHECKING:
-    from ..service import Session
+
+class Session(ToolSession, Protocol):
+    """What a handler uses of the session it runs as (a :class:`memory_core.service.Session`);
+    the service's public methods are reached through ``session.service``. The tools never import
+    the service: it hands itself over, through the session, at call time."""
+
+    service: Any
+
+    def access(self) -> ScopeAccess: ...
+
+    def resolve_target(self, label: str) -> Scope: ...
+
+    def recent_context(self, turns: int, chars: int) -> str | None: ...
 
 
-def _readable_record(session: "Session", record_id: str) -> Record:
+def _readable_record(session: Session, record_id: str) -> Record:
     """The record if this principal may read it; the same not-found error otherwise."""
     try:
         record = session.service.record(record_id)
@@ -29,7 +42,7 @@ def _readable_record(session: "Session", record_id: str) -> Record:
     return record
 
 
-def _writable_record(session: "Session", record_id: str) -> Record:
+def _writable_record(session: Session, record_id: str) -> Record:
     record = _readable_record(session, record_id)
     decision = session.access().can_write(record.scope)
     if not decision:
@@ -49,8 +62,7 @@ def write_limits(settings: Settings) -> dict[str, dict]:
     return {"content": {"maxLength": write.max_content_chars}, "evidence": {"maxLength": write.max_evidence_chars}}
 
 
-@register("memory_write", MemoryWriteInput, limits=write_limits)
-def memory_write(session: "Session", args: MemoryWriteInput) -> dict:
+def memory_write(session: Session, args: MemoryWriteInput, *, origin: str | None = None) -> dict:
     scope = session.resolve_target(args.target)
     if args.procedure is not None and args.type != "procedural":
         raise InvalidInputError("procedure is only for type 'procedural'", field="procedure")
@@ -71,8 +83,7 @@ def memory_write(session: "Session", args: MemoryWriteInput) -> dict:
     return outcome.to_tool_result()
 
 
-@register("memory_get", MemoryGetInput)
-def memory_get(session: "Session", args: MemoryGetInput) -> dict:
+def memory_get(session: Session, args: MemoryGetInput, *, origin: str | None = None) -> dict:
     record = _readable_record(session, args.record_id)
     public = record.to_public()
     if record.type == "procedural":
@@ -82,8 +93,7 @@ def memory_get(session: "Session", args: MemoryGetInput) -> dict:
     return {"ok": True, "record": public}
 
 
-@register("memory_revise", MemoryReviseInput, limits=write_limits)
-def memory_revise(session: "Session", args: MemoryReviseInput) -> dict:
+def memory_revise(session: Session, args: MemoryReviseInput, *, origin: str | None = None) -> dict:
     service = session.service
     actor = f"agent:{session.agent_id}"
     if args.action == "merge_entities":
@@ -118,8 +128,7 @@ def memory_revise(session: "Session", args: MemoryReviseInput) -> dict:
     return outcome.to_tool_result()
 
 
-@register("memory_forget", MemoryForgetInput)
-def memory_forget(session: "Session", args: MemoryForgetInput) -> dict:
+def memory_forget(session: Session, args: MemoryForgetInput, *, origin: str | None = None) -> dict:
     record = _writable_record(session, args.record_id)
     plan = session.service.forget_explained(record.id, actor=f"agent:{session.agent_id}", reason=args.reason)
     # Why each record went (another record stating the same fact goes with it), and the close
@@ -131,7 +140,7 @@ def memory_forget(session: "Session", args: MemoryForgetInput) -> dict:
 WRITE_TOOLS = ("memory_write", "memory_revise", "memory_forget")
 
 
-def log_refused_write(session: "Session", name, arguments, error) -> None:
+def log_refused_write(session: Session, name, arguments, error) -> None:
     """Refusal hook of the write tools: a refused memory_write / memory_revise / memory_forget
     leaves a write-log row with its reason (the write path logs the refusals it raises itself)."""
     if name not in WRITE_TOOLS:
@@ -143,5 +152,3 @@ def log_refused_write(session: "Session", name, arguments, error) -> None:
         actor=f"agent:{session.agent_id}", candidate=candidate, error=error, stage="tool_call", record_id=record_id,
     )
 
-
-REFUSAL_HOOKS.append(log_refused_write)

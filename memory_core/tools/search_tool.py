@@ -11,20 +11,16 @@ handler accept the same values.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Literal
 
 from pydantic import Field
 
 from ..retrieve.request import MAX_HINT_CHARS, MAX_HINTS, SearchRequest
-from ..service.session import call_origin
 from ..settings import Settings
-from .registry import register
+from .handlers import Session
 from .schemas import RecordType, Timestamp, ToolInput, text, whole_number
 
 MAX_QUERY = 100_000  # the largest retrieval.max_query_chars allows; the schema carries the configured one
-
-if TYPE_CHECKING:
-    from ..service import Session
 
 
 class MemorySearchInput(ToolInput):
@@ -37,6 +33,8 @@ class MemorySearchInput(ToolInput):
     entity_hints: list[text(MAX_HINT_CHARS)] = Field(default_factory=list, max_length=MAX_HINTS, description="Names of people, projects, orgs or repos the search is about.")
     limit: whole_number(1, 500) | None = Field(None, description="Most results to return.")
     historical: bool = Field(False, description="Also search superseded and expired records (for questions about what used to be true).")
+    as_of: Timestamp | None = Field(None, description="Search the memory as it was at this instant: an ISO-8601 date-time with its offset, e.g. '2026-03-01T09:00:00Z' (a bare date or a time without an offset is refused). Not with historical.")
+    as_of_mode: Literal["memory", "world"] | None = Field(None, description="With as_of: 'memory' (the default) returns what the memory held then, each version as it was; 'world' returns what was valid in the world then by the records' valid_from/valid_until, and may be in the future (planned events).")
 
 
 def search_limits(settings: Settings) -> dict[str, dict]:
@@ -45,13 +43,14 @@ def search_limits(settings: Settings) -> dict[str, dict]:
     return {"limit": {"maximum": retrieval.max_limit}, "query": {"maxLength": retrieval.max_query_chars}}
 
 
-@register("memory_search", MemorySearchInput, limits=search_limits)
-def memory_search(session: "Session", args: MemorySearchInput) -> dict:
+def memory_search(session: Session, args: MemorySearchInput, *, origin: str | None = None) -> dict:
+    """Run the search as the session's principal; ``origin`` (who made the call) goes into the
+    request, and so into ``search_log.origin``."""
     service = session.service
     settings = service.settings.retrieval
     context = None
     if settings.rewrite_enabled:
         context = session.recent_context(settings.rewrite_context_turns, settings.rewrite_context_chars)
     request = SearchRequest(agent_id=session.agent_id, user_id=session.user_id, context=context, session_id=session.id,
-                            origin=call_origin(), **args.model_dump())
+                            origin=origin, **args.model_dump())
     return service.search(request).to_tool_result()

@@ -1,4 +1,4 @@
-"""The adapters with the real Anthropic model: skipped, with the reason, when no API key is set.
+"""The adapters with the real Anthropic model: skipped, with the reason, unless a key is given on purpose.
 
 The model decides for itself whether to search or write, so the checks are about the contract,
 not the model's choices: the session and its turns are recorded, every memory tool call it made
@@ -13,10 +13,8 @@ import pytest
 
 from .harness import framework_params, make_harness
 
-pytestmark = pytest.mark.skipif(
-    not os.environ.get("ANTHROPIC_API_KEY"),
-    reason="ANTHROPIC_API_KEY is not set: the live Anthropic run of the Deep Agents and CrewAI adapters is skipped",
-)
+# Skipped unless a person gives the key on purpose (AGENT_MEMORY_LIVE_TESTS=1; tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("live_anthropic_key")
 MODEL = os.environ.get("MEMORY_ANTHROPIC__MODEL", "claude-haiku-4-5")
 
 
@@ -49,7 +47,7 @@ def test_a_live_conversation_is_remembered(framework, store_with_grant):
 
 
 @pytest.fixture
-def store_with_grant(tmp_path):
+def store_with_grant(tmp_path, live_anthropic_key):
     from memory_core import MemoryService, load_settings
     from tests.fakes import HashingEmbedder
 

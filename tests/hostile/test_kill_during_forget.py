@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -34,19 +33,29 @@ CHURN = textwrap.dedent(
         if i % 2 == 0:
             session.call_tool("memory_forget", {"record_id": made["record_id"], "reason": "churn"})
         i += 1
+        print(i, flush=True)  # the test kills the process after a given number of operations
     """
 )
 
 
-@pytest.mark.parametrize("delay", [0.4, 0.9, 1.7])
-def test_kill_minus_nine_mid_forget_leaves_a_whole_store(tmp_path, delay):
+def wait_for_operations(child, count: int) -> None:
+    """Read the child's progress lines until it has finished ``count`` write/forget rounds (it goes
+    on churning: the kill lands in whichever statement it is in by then)."""
+    for line in child.stdout:
+        if int(line) >= count:
+            return
+    raise AssertionError("the churning process ended before it was killed")
+
+
+@pytest.mark.parametrize("rounds", [5, 30, 80])
+def test_kill_minus_nine_mid_forget_leaves_a_whole_store(tmp_path, rounds):
     path = tmp_path / "m.sqlite"
     service = MemoryService.open(path, load_settings(), clock=FixedClock("2026-03-05T10:00:00Z"), embedder=HashingEmbedder())
     service.grant("assistant", "user:alice", read=True, write=True, actor="t")
     service.close()
     child = subprocess.Popen([sys.executable, "-c", CHURN, str(path)], stdout=subprocess.PIPE, text=True, cwd=ROOT)
     assert child.stdout.readline().strip() == "churning"
-    time.sleep(delay)
+    wait_for_operations(child, rounds)
     os.kill(child.pid, signal.SIGKILL)
     child.wait(timeout=10)
 

@@ -14,7 +14,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -108,6 +107,7 @@ while True:
         args = {"type": "episodic", "content": f"Deploy number {i} went out with build \\u00e9\\u6771{i}."}
     result = session.call_tool("memory_write", args)
     assert result["ok"], result
+    print(i, flush=True)  # the test kills the process after a given number of writes
 """
 
 
@@ -137,11 +137,13 @@ def test_kill_9_mid_write_leaves_no_half_written_record(tmp_path):
     setup.grant("assistant", "user:alice", read=True, write=True, actor="test")
     setup.close()
     env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
-    for delay in (0.3, 0.7, 1.1):
+    for writes in (10, 40, 90):
         child = subprocess.Popen([sys.executable, "-c", _KILLED_WRITER, str(path)], cwd=ROOT, env=env,
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         assert child.stdout.readline().strip() == "ready", child.stderr.read()
-        time.sleep(delay)
+        for line in child.stdout:  # synchronised on the writer's own progress, not on a pause
+            if int(line) >= writes:
+                break
         os.kill(child.pid, signal.SIGKILL)
         child.wait(30)
         assert child.returncode == -signal.SIGKILL

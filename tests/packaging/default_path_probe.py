@@ -19,7 +19,7 @@ def main() -> None:
     from memory_core import MemoryService, load_settings
     from memory_core.embed import embedder_runtime
     from memory_core.index.ann import ExactBackend, backend_factory
-    from memory_core.store import db
+    from memory_core.store import json_columns
 
     with tempfile.TemporaryDirectory() as tmp, MemoryService.open(Path(tmp) / "probe.sqlite", load_settings()) as service:
         service.grant("assistant", "user:alice", read=True, write=True, actor="probe")
@@ -36,8 +36,8 @@ def main() -> None:
             "runtime": embedder_runtime(service.embedder),
             "model": [service.embedder.model_name, service.embedder.model_version],
             "ann": backend_factory(1, 1, 1) is not ExactBackend,
-            "orjson": db._orjson is not None,
-            "lz4": db._lz4 is not None,
+            "orjson": json_columns._orjson is not None,
+            "lz4": json_columns._lz4 is not None,
             "trace_codec": bytes(trace[:2]).decode("ascii", "replace") if isinstance(trace, (bytes, memoryview)) else "text",
             "torch_imported": "torch" in sys.modules,
             "importable": {name: importlib.util.find_spec(name) is not None

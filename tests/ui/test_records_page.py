@@ -87,3 +87,25 @@ def test_a_viewer_gets_no_forget_form(open_page, ui_store):
     at = open_page("records.py", "viewer")
     at.selectbox(key="records_selected").select(ids["guess"]).run()
     assert not [b for b in at.button if b.key == "records_detail_forget_submit"]
+
+
+def test_a_user_downloads_their_own_memory_and_an_operator_any_scope(open_page, ui_store):
+    import json
+
+    _path, ids = ui_store
+    at = open_page("records.py", "user")
+    at.button(key="download_prepare").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    made = at.session_state["download_file"]
+    lines = [json.loads(line) for line in made.data.decode().splitlines()]
+    scopes = {line["record"]["scope"] for line in lines if line["kind"] == "record"}
+    assert scopes and all(s == "user:alice" or s.endswith("/alice") for s in scopes), scopes
+    assert ids["bob_sam"] not in made.data.decode()
+    assert [k for k in ("download_scopes", "download_sessions") if k in at.session_state] == []  # a user picks nothing
+
+    at = open_page("records.py", "operator")
+    at.multiselect(key="download_scopes").set_value(["user:bob"])
+    at.button(key="download_prepare").click().run()
+    assert not at.exception and not at.error
+    made = at.session_state["download_file"]
+    assert ids["bob_sam"] in made.data.decode() and made.scopes == ("user:bob",)

@@ -105,3 +105,37 @@ def test_the_gate_stage_shows_the_short_list_rule_refusing_a_named_question(open
     lines = [t.value for t in at.text]
     assert any(line.startswith("Short-list rule for Sam (a name linking few records needs the rest of the question): ")
                for line in lines)
+
+
+def test_an_as_of_search_answers_the_value_held_then(open_page, ui_store):
+    from datetime import date, time
+
+    _path, ids = ui_store
+    at = open_page("search_explorer.py", "viewer")
+    at.date_input(key="explorer_as_of_date").set_value(date(2026, 3, 1))
+    at.time_input(key="explorer_as_of_time").set_value(time(12, 0))
+    then = run_search(at, "assistant", "alice", "answer style preference")
+    assert then.request.as_of == "2026-03-01T12:00:00.000000Z" and then.request.as_of_mode == "memory"
+    assert ids["concise"] in then.record_ids and ids["detailed"] not in then.record_ids
+    assert "As of 2026-03-01T12:00:00.000000Z: what the memory held then" in [t.value for t in at.text]
+    # the superseded version is shown as it was then: live
+    row = frames_with(at, "rank", "status")[0].set_index("id").loc[ids["concise"]]
+    assert row["status"] == "confirmed"
+    # cleared, the same form searches the memory as it is now
+    at.date_input(key="explorer_as_of_date").set_value(None)
+    now = run_search(at, "assistant", "alice", "answer style preference")
+    assert now.request.as_of is None and ids["concise"] not in now.record_ids
+
+
+def test_an_as_of_search_in_the_future_is_refused_with_a_sentence(open_page):
+    from datetime import date
+
+    at = open_page("search_explorer.py", "viewer")
+    at.date_input(key="explorer_as_of_date").set_value(date(2027, 1, 1))
+    at.selectbox(key="explorer_agent").set_value("assistant")
+    at.selectbox(key="explorer_user").set_value("alice")
+    at.text_input(key="explorer_query").input("answer style")
+    at.button(key="explorer_run").click().run()
+    assert not at.exception
+    assert any("future" in e.value for e in at.error), [e.value for e in at.error]
+    assert "explorer_response" not in at.session_state

@@ -10,7 +10,7 @@ historical search includes them").
 from __future__ import annotations
 
 from ...text import query_terms
-from ..filters import index_mask
+from ..filters import describe_as_of, index_mask
 from ..generate.candidates import COSINE_DIGITS
 from ..generate.dense import dense_candidates
 from ..generate.entity import entity_candidates
@@ -113,6 +113,17 @@ def empty_reason(deps: SearchServices, given: GateInputs, floors: GateFloors, re
                  in_query: set[str], summary: dict, known: RestQuery | None) -> str:
     """Why the search ends empty: the gate's reason, or that nothing passes the hard filter, or that
     only older records (superseded, expired) would have answered (the probe's counts go into ``summary``)."""
+    flt = given.filter
+    if flt is not None and flt.as_of:  # the as-of set already holds every version live (or valid) then: no lifecycle probe
+        if summary["candidates"] == 0:
+            held = "live" if flt.as_of_mode == "memory" else "valid"
+            outcome = given.filter_outcome
+            if outcome is not None and outcome.reason:  # the filter stages' account (grants, window, as-of set)
+                return outcome.reason
+            if not flt.as_of_seqs:
+                return f"nothing was {held} at {flt.as_of} in the readable scopes ({flt.describe()})"
+            return f"no record {held} at {flt.as_of} passes the hard filter ({flt.describe()})"
+        return f"{reason} (searched {describe_as_of(flt.as_of, flt.as_of_mode)})"
     if summary["candidates"] == 0:
         reason = f"no record in the readable scopes passes the hard filter ({given.filter.describe()})"
     outcome = given.filter_outcome  # the filter stages' own account: how many readable records, and why none

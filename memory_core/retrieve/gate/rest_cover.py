@@ -30,8 +30,7 @@ from ...store.fulltext_queries import readable_prefix_count
 from ...store.search_queries import record_contents
 from ...text import SHAPING_WORDS, prefix_stem, prefix_stems
 from ..filters import IndexMask
-from ..generate.lexical import readable_counts
-from ..generate.lexical_score import LexicalResult, Readable, idf
+from ..generate.lexical_score import LexicalResult, Readable, idf, readable_counts
 from ..search_types import Candidate
 from ..services import SearchServices
 

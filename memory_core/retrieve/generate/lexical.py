@@ -13,7 +13,7 @@ from ..recorder import StageRecorder
 from ..search_types import Candidate
 from ..services import SearchServices
 from .candidates import candidate_from_row
-from .lexical_score import LexicalResult, Readable, lexical_search, lookup_key, readable_lookup
+from .lexical_score import LexicalResult, Readable, lexical_search, readable_counts, readable_lookup
 
 
 def lexical_candidates(store, flt: HardFilter, lut: Readable, terms: list[str], k: int, max_share: float, max_postings: int,
@@ -38,12 +38,6 @@ def lexical_candidates(store, flt: HardFilter, lut: Readable, terms: list[str], 
         cand.lexical_terms = held
         out.append(cand)
     return out, result
-
-
-def readable_counts(deps: SearchServices, readable: Readable, mask: IndexMask) -> dict[str, int]:
-    """The retriever's cache of readable term counts for this readable set in this store state."""
-    version = getattr(mask, "records_version", None)  # PostgreSQL reads it with the filter's count
-    return deps.readable_term_counts(lookup_key(readable, deps.store.records_version() if version is None else version))
 
 
 class LexicalStage:

@@ -29,11 +29,16 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ...index.pg_vector import SqlFilter
 from ...store.fulltext_queries import readable_term_postings, term_doclist
+
+if TYPE_CHECKING:
+    from ..filters import IndexMask
+    from ..services import SearchServices
 
 Readable = np.ndarray | SqlFilter  # which records the search may read: a lookup table by seq, or the filter's SQL
 
@@ -215,3 +220,9 @@ def partial_score(result: LexicalResult, matched: tuple[str, ...], leave_out: se
     if denominator <= 0:
         return None
     return result.weight([t for t in matched if t in rest]) / denominator
+
+
+def readable_counts(deps: SearchServices, readable: Readable, mask: IndexMask) -> dict[str, int]:
+    """The retriever's cache of readable term counts for this readable set in this store state."""
+    version = getattr(mask, "records_version", None)  # PostgreSQL reads it with the filter's count
+    return deps.readable_term_counts(lookup_key(readable, deps.store.records_version() if version is None else version))

@@ -1,4 +1,4 @@
-"""The model decider with the real Anthropic model: skipped, with the reason, without a key.
+"""The model decider with the real Anthropic model: skipped, with the reason, unless a key is given on purpose.
 
 The model's choices are its own, so the checks are about the contract: a decision row per turn
 with the model as decider, ordinary turns get nothing, and nothing outside the hard checks is ever
@@ -7,7 +7,6 @@ issued.
 
 from __future__ import annotations
 
-import os
 
 import pytest
 
@@ -18,8 +17,8 @@ from tests.fakes import HashingEmbedder
 
 from .helpers import small_world
 
-pytestmark = pytest.mark.skipif(not os.environ.get("ANTHROPIC_API_KEY"),
-                                reason="ANTHROPIC_API_KEY is not set: the live model decider is not exercised")
+# Skipped unless a person gives the key on purpose (AGENT_MEMORY_LIVE_TESTS=1; tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("live_anthropic_key")
 
 
 def test_the_live_model_decides_within_the_contract(tmp_path, clock):

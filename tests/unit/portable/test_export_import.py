@@ -210,3 +210,45 @@ def test_the_cli_exports_and_imports_with_a_report_and_no_traceback(tmp_path, ca
     assert main(["import", "--path", str(target), str(tmp_path / "bad.jsonl")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error [invalid_input]") and "Traceback" not in err
+
+
+def test_an_import_streams_its_records_one_batch_at_a_time(filled, fresh, tmp_path):
+    info = export_to(filled, tmp_path / "a.jsonl", sessions=True)
+    target = fresh("streamed.sqlite")
+    sizes = []
+    real = target.write_many
+
+    def counting(requests, access, **options):
+        sizes.append(len(requests))
+        return real(requests, access, **options)
+
+    target.write_many = counting
+    seen = []
+    report = import_file(target, tmp_path / "a.jsonl", batch_size=2, progress=lambda done, total: seen.append((done, total)))
+    assert set(report["counts"]) == {"create"} and len(report["lines"]) == info["records"]
+    assert sum(sizes) == info["records"] and max(sizes) <= 2 and len(sizes) == -(-info["records"] // 2), sizes
+    assert seen[-1] == (info["records"], info["records"]) and [d for d, _ in seen] == sorted(d for d, _ in seen)
+    export_to(target, tmp_path / "b.jsonl", sessions=True)
+    assert _body(tmp_path / "b.jsonl") == _body(tmp_path / "a.jsonl")
+
+
+def test_a_file_changed_after_its_check_is_refused_before_a_write(filled, fresh, tmp_path):
+    from memory_core.portable.reading import record_lines, scan_export
+
+    export_to(filled, tmp_path / "a.jsonl")
+    scan = scan_export(tmp_path / "a.jsonl")
+    with open(tmp_path / "a.jsonl", "a", encoding="utf-8") as handle:
+        handle.write("\n")
+    with pytest.raises(InvalidInputError, match="changed after it was checked"):
+        next(record_lines(tmp_path / "a.jsonl", scan))
+
+
+def test_a_broken_last_line_refuses_the_file_even_when_batches_are_small(filled, fresh, tmp_path):
+    export_to(filled, tmp_path / "a.jsonl")
+    text = (tmp_path / "a.jsonl").read_text(encoding="utf-8").splitlines()
+    (tmp_path / "cut.jsonl").write_text("\n".join(text[:-1]) + "\n", encoding="utf-8")  # no end line
+    target = fresh("cut.sqlite")
+    before = _counts(target)
+    with pytest.raises(InvalidInputError, match="no end line"):
+        import_file(target, tmp_path / "cut.jsonl", batch_size=1)
+    assert _counts(target) == before

@@ -5,6 +5,7 @@ from dataclasses import fields
 
 import pytest
 
+from memory_core.errors import InvalidInputError
 from memory_core.retrieve import SearchRequest
 from memory_core.retrieve.request import MAX_HINT_CHARS, MAX_HINTS
 from memory_core.tools.search_tool import MemorySearchInput
@@ -29,7 +30,17 @@ def test_every_option_a_model_gives_reaches_the_logged_request(service, alice):
     assert logged == {"agent_id": "assistant", "user_id": "alice", "query": options["query"], "types": ["episodic"],
                       "time_from": "2026-02-01T00:00:00.000000Z", "time_to": "2026-03-04T23:59:59.999999Z",
                       "entity_hints": ["Priya"], "limit": 3, "historical": True, "context": None, "rewrite": None, "rerank": None,
-                      "session_id": alice.id, "replay_of": None, "origin": "model"}
+                      "session_id": alice.id, "replay_of": None, "origin": "model", "as_of": None, "as_of_mode": None}
+
+
+def test_the_as_of_options_reach_the_logged_request(service, alice):
+    write(alice, "The user drinks green tea.", attribute="drink")
+    reply = alice.call_tool("memory_search", {"query": "what does the user drink?", "as_of": "2026-03-05T11:00:00+01:00",
+                                              "as_of_mode": "world"})
+    assert reply["ok"], reply
+    logged = json.loads(service.store.scalar("SELECT request FROM search_log WHERE id = ?", (reply["search_id"],)))["request"]
+    assert (logged["as_of"], logged["as_of_mode"]) == ("2026-03-05T10:00:00.000000Z", "world")
+    assert reply["explanation"]["as_of"] == {"at": "2026-03-05T10:00:00.000000Z", "mode": "world"}
 
 
 def test_a_request_or_its_fields_search_alike(service, alice):
@@ -50,3 +61,23 @@ def test_checking_normalises_and_is_idempotent(settings):
     assert checked.types == ["semantic", "procedural"] and checked.entity_hints == ["Priya"]
     assert checked.limit == settings.retrieval.default_limit and len(checked.context) == settings.retrieval.rewrite_context_chars
     assert checked.time_to == "2026-03-04T23:59:59.999999Z" and checked.checked(settings.retrieval) == checked
+
+
+@pytest.mark.parametrize("value", ["2026-03-01T09:00:00+25:00", "２０２６-03-01T09:00:00Z", "2026-03-01T09:00:00Z" + "0" * 100,
+                                   "9999-12-31T23:59:59-01:00", "0001-01-01T00:00:00+01:00", "2026-03-01T09:00:00\u202eZ",
+                                   "", "   ", "2026-03-01 09:00", 20260301, ["2026-03-01T09:00:00Z"]])
+def test_odd_as_of_values_are_refused_naming_the_field(settings, value):
+    with pytest.raises(InvalidInputError) as caught:
+        SearchRequest(agent_id="a", user_id="u", query="q", as_of=value).checked(settings.retrieval)
+    assert caught.value.details.get("field") == "as_of"
+
+
+def test_an_as_of_with_an_offset_is_kept_in_utc_and_a_naive_datetime_refused(settings):
+    from datetime import datetime, timedelta, timezone
+
+    checked = SearchRequest(agent_id="a", user_id="u", query="q", as_of="2026-03-01T09:00:00-05:30").checked(settings.retrieval)
+    assert (checked.as_of, checked.as_of_mode) == ("2026-03-01T14:30:00.000000Z", "memory")
+    aware = datetime(2026, 3, 1, 9, tzinfo=timezone(timedelta(hours=2)))
+    assert SearchRequest(agent_id="a", user_id="u", query="q", as_of=aware).checked(settings.retrieval).as_of == "2026-03-01T07:00:00.000000Z"
+    with pytest.raises(InvalidInputError, match="time zone"):
+        SearchRequest(agent_id="a", user_id="u", query="q", as_of=datetime(2026, 3, 1, 9)).checked(settings.retrieval)

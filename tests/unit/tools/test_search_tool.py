@@ -2,16 +2,15 @@
 
 import json
 
-from memory_core.tools import TOOLS
-
 from tests.helpers import write
 
 
 def test_memory_search_is_registered_with_its_schema(alice):
-    assert "memory_search" in TOOLS
+    assert "memory_search" in alice.service.tools
     schema = next(s for s in alice.tool_schemas() if s["name"] == "memory_search")
     props = schema["input_schema"]["properties"]
-    assert set(props) == {"query", "types", "time_from", "time_to", "entity_hints", "limit", "historical"}
+    assert set(props) == {"query", "types", "time_from", "time_to", "entity_hints", "limit", "historical",
+                          "as_of", "as_of_mode"}
     assert schema["input_schema"]["required"] == ["query"]
 
 
