@@ -4,10 +4,10 @@ import streamlit as st
 
 from admin_ui.auth.signin import require_identity
 from admin_ui.data import actions, records
-from admin_ui.data.grants import effective_access, grant_choices, grant_rows
+from admin_ui.data.grants import effective_access, grant_choices, grant_form_problems, grant_rows
 from admin_ui.runtime import get_service, get_settings
 from admin_ui.views.widgets import (
-    check_reason, empty_state, flash, md_escape, page_number, pager, read_only_note, reason_fields, reset_fields,
+    check_first, check_reason, empty_state, flash, md_escape, page_number, pager, read_only_note, reason_fields, reset_fields,
     show_error, show_flash, table,
 )
 
@@ -61,7 +61,9 @@ with left.form("grant_add_form"):
     g_read = st.checkbox("Read", value=True, key="grant_add_read")
     g_write = st.checkbox("Write", value=False, key="grant_add_write")
     reason, _ = reason_fields("grant_add")
-    if st.form_submit_button("Save grant", key="grant_add_submit", type="primary") and check_reason(reason, True):
+    # Problems are named in the order the fields are drawn: agent, scope, then the reason.
+    if st.form_submit_button("Save grant", key="grant_add_submit", type="primary") \
+            and check_first(*grant_form_problems(g_agent, g_scope)) and check_reason(reason, True):
         try:
             result = actions.add_grant(service, identity, g_agent, g_scope, g_read, g_write, reason)
         except Exception as exc:  # noqa: BLE001 - the policy's refusal is shown as it is
@@ -77,16 +79,14 @@ with right.form("grant_revoke_form"):
     all_grants = grant_choices(service)
     target = st.selectbox("Grant", all_grants, index=None, key="grant_revoke_choice", placeholder="Choose a grant")
     reason, ok = reason_fields("grant_revoke", destructive=True, confirm_text="Remove this access now")
-    if st.form_submit_button("Revoke", key="grant_revoke_submit") and check_reason(reason, ok):
-        if not target:
-            st.error("Choose a grant to revoke.")
+    if st.form_submit_button("Revoke", key="grant_revoke_submit") \
+            and check_first(None if target else "Choose a grant to revoke.") and check_reason(reason, ok):
+        agent, scope = target.split(" → ", 1)
+        try:
+            actions.revoke_grant(service, identity, agent, scope, reason)
+        except Exception as exc:  # noqa: BLE001
+            show_error(exc)
         else:
-            agent, scope = target.split(" → ", 1)
-            try:
-                actions.revoke_grant(service, identity, agent, scope, reason)
-            except Exception as exc:  # noqa: BLE001
-                show_error(exc)
-            else:
-                flash(f"Revoked {agent} on {scope}")
-                reset_fields("grant_revoke_choice", "grant_revoke_reason", "grant_revoke_confirm")
-                st.rerun()
+            flash(f"Revoked {agent} on {scope}")
+            reset_fields("grant_revoke_choice", "grant_revoke_reason", "grant_revoke_confirm")
+            st.rerun()

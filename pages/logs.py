@@ -43,7 +43,8 @@ else:
     flt.kind = c1.selectbox("Kind", ["", *records.distinct_values(service, "kind", "events")], key="logs_event_kind") or None
     flt.actor = c2.selectbox("Actor", ["", *records.distinct_values(service, "actor", "events")], key="logs_event_actor") or None
     flt.record_id = c3.text_input("Record or entity id", key="logs_event_record").strip() or None
-    flt.text = c4.text_input("Reason contains", key="logs_event_text")
+    flt.text = c4.text_input("Text contains", key="logs_event_text",
+                             help="Matches the event's kind, actor, record and entity ids, and reason.")
     page = logs.event_log(service, flt, page_number("logs_event", flt), page_size)
     table_name = "events"
 

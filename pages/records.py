@@ -94,7 +94,8 @@ if chosen:
         st.warning(md_escape(f"No record {chosen} that you can see."))
     else:
         st.divider()
-        render_record(service, identity, record, key="records_detail", selection_key="records_selected")
+        render_record(service, identity, record, key="records_detail", selection_key="records_selected",
+                      table_key="records_table")
 
 st.divider()
 render_download(service, identity)

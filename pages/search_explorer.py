@@ -7,6 +7,7 @@ from admin_ui.data import records, search
 from admin_ui.data.records import RECORD_TYPES
 from admin_ui.runtime import get_service
 from admin_ui.views.search import render_response
+from admin_ui.views.timefmt import show_time
 from admin_ui.views.widgets import empty_state, labeller, md_escape, permalink, show_error, show_flash
 
 identity = require_identity()
@@ -41,7 +42,7 @@ elif linked and linked != st.session_state.get("_explorer_link") and (current is
 
 with st.expander("Open a logged search", expanded=False):
     recent = search.recent_searches(service)
-    labels = {r["id"]: f"{r['at']} · {r['agent_id']}/{r['user_id']} · {r['results']} result(s) · {r['raw_query'][:60]}"
+    labels = {r["id"]: f"{show_time(r['at'])} · {r['agent_id']}/{r['user_id']} · {r['results']} result(s) · {r['raw_query'][:60]}"
               for r in recent}
     c1, c2 = st.columns([3, 1])
     chosen = c1.selectbox("Recent searches", list(labels), index=None, format_func=labeller(labels),

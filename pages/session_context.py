@@ -6,6 +6,7 @@ from admin_ui.auth.signin import require_identity
 from admin_ui.data.session_context import recent_sessions
 from admin_ui.runtime import get_service
 from admin_ui.views.context import render_context
+from admin_ui.views.timefmt import show_time
 from admin_ui.views.widgets import empty_state, labeller, permalink, show_flash
 
 identity = require_identity()
@@ -16,7 +17,7 @@ st.caption("What the model saw: the prefix recorded when the session started (sy
            "ambient profile, tools), then each turn with the memories that reached the model.")
 
 sessions = recent_sessions(service)
-labels = {s["id"]: f"{s['started_at']} · {s['id']} · {s['agent_id']}/{s['user_id']} · {s['framework'] or 'no adapter'}"
+labels = {s["id"]: f"{show_time(s['started_at'])} · {s['id']} · {s['agent_id']}/{s['user_id']} · {s['framework'] or 'no adapter'}"
           + (" · prefix recorded" if s["recorded"] else "") for s in sessions}
 linked = st.query_params.get("session")
 if linked and "context_session_id" not in st.session_state:

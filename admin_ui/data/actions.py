@@ -24,12 +24,27 @@ def require(identity: Identity, permission: str) -> None:
         raise PermissionDeniedError(f"the {identity.role} role cannot {permission.replace('_', ' ')}", role=identity.role)
 
 
-def require_reason(reason: str | None) -> str:
-    """The reason without surrounding whitespace; InvalidInputError when there is none."""
+# The longest reason the app accepts: a sentence or a paragraph for the audit log, not a document.
+REASON_LIMIT = 1000
+
+
+def reason_problem(reason: str | None) -> str | None:
+    """Why ``reason`` cannot be used (missing, or longer than REASON_LIMIT), or None when it can."""
     text = (reason or "").strip()
     if not text:
-        raise InvalidInputError("give a reason; it is kept in the audit log", field="reason")
-    return text
+        return "Give a reason: it is kept in the audit log with your name."
+    if len(text) > REASON_LIMIT:
+        return (f"The reason is {len(text):,} characters long; the limit is {REASON_LIMIT:,}. "
+                "Shorten it: nothing was changed.")
+    return None
+
+
+def require_reason(reason: str | None) -> str:
+    """The reason without surrounding whitespace; InvalidInputError when there is none or it is too long."""
+    problem = reason_problem(reason)
+    if problem:
+        raise InvalidInputError(problem, field="reason")
+    return (reason or "").strip()
 
 
 def visible_record(service, identity: Identity, record_id: str) -> Record:

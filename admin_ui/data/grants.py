@@ -19,6 +19,14 @@ def grant_rows(service, agent_id: str | None = None, scope_text: str | None = No
     return paginate(out, page, page_size)
 
 
+def grant_form_problems(agent_id: str | None, scope: str | None) -> list[str | None]:
+    """What the add-grant form lacks, one entry per field in the order they are drawn (None = fine)."""
+    return [
+        None if (agent_id or "").strip() else "Give the agent id of the agent to grant access to.",
+        None if (scope or "").strip() else "Give the scope to grant, such as project:atlas or user:alice.",
+    ]
+
+
 def grant_choices(service) -> list[str]:
     """Every grant as the revoke form lists it: ``agent → scope``."""
     return [f"{g['agent_id']} → {g['scope']}" for g in service.grants()]

@@ -120,6 +120,12 @@ def entity_link_rows(record: Record) -> list[dict]:
 
 
 def event_rows(service, record_id: str) -> list[dict]:
-    """The record's events in order: when, what, who and why."""
-    return [{"seq": e["seq"], "at": e["at"], "kind": e["kind"], "actor": e["actor"], "reason": e["reason"]}
-            for e in service.events_for(record_id)]
+    """The record's history in order: its own events and the entity merges that rewrote its links or
+    subject (those are the entity's events; ``detail`` says which entity went into which)."""
+    events = [{**e, "detail": ""} for e in service.events_for(record_id)]
+    for merge in service.merges_for(record_id):
+        payload = merge["payload"]
+        events.append({**merge, "detail": f"entity {payload.get('source')} merged into {payload.get('target')}"})
+    events.sort(key=lambda e: e["seq"])
+    return [{"seq": e["seq"], "at": e["at"], "kind": e["kind"], "actor": e["actor"], "reason": e["reason"],
+             "detail": e["detail"]} for e in events]

@@ -12,6 +12,7 @@ import streamlit as st
 from ..data.session_context import ContextView, Delivery, build_context_view, context_parts
 from .context_sizes import render_parts
 from .navigation import page_path
+from .timefmt import show_time
 from .widgets import content_block, md_escape, table
 
 RECORDS_PAGE = page_path("records.py")
@@ -28,7 +29,7 @@ def render_context(service, session_id: str) -> ContextView | None:
     with st.container(border=True, key="context_session"):
         st.text(f"session {info['id']} · agent {info['agent_id']} · user {info['user_id']} · "
                 f"project {info.get('project_id') or '-'} · {info.get('framework') or 'no adapter'} · "
-                f"{info.get('trigger_mode') or '-'} · started {info['started_at']} · ended {info.get('ended_at') or 'not yet'}")
+                f"{info.get('trigger_mode') or '-'} · started {show_time(info['started_at'])} · ended {show_time(info.get('ended_at'))}")
     render_parts(context_parts(view), "context_sizes")
     _prefix(view)
     _timeline(view)
@@ -42,8 +43,8 @@ def _prefix(view: ContextView) -> None:
         st.info("No prefix was recorded for this session: it was not opened through an adapter (or before the "
                 "store recorded prefixes). Its searches are still listed below.")
         return
-    st.caption(md_escape(f"Recorded at session start {prefix['recorded_at']}; first model call "
-                         f"{prefix.get('model_view_at') or 'not seen yet'}."))
+    st.caption(md_escape(f"Recorded at session start {show_time(prefix['recorded_at'])}; first model call "
+                         f"{show_time(prefix.get('model_view_at'), 'not seen yet')}."))
     render_prefix(prefix, "context")
 
 
@@ -110,7 +111,7 @@ def _timeline(view: ContextView) -> None:
         st.caption("No turns recorded.")
     for turn in view.turns:
         with st.container(border=True, key=f"context_turn_{turn.turn}"):
-            st.text(f"turn {turn.turn} · {turn.role} · {turn.at}")
+            st.text(f"turn {turn.turn} · {turn.role} · {show_time(turn.at, 'no time')}")
             content_block(turn.content)
             for delivery in turn.deliveries:
                 n = _delivery(delivery, n)
@@ -119,7 +120,7 @@ def _timeline(view: ContextView) -> None:
 def _delivery(delivery: Delivery, n: int) -> int:
     with st.container(border=True, key=f"context_delivery_{n}"):
         received = "received by the model" if delivery.received else "not shown to the model"
-        st.text(f"{delivery.label} · {received} · {delivery.at}")
+        st.text(f"{delivery.label} · {received} · {show_time(delivery.at, 'no time')}")
         if delivery.query:
             st.caption("Query")
             content_block(delivery.query)

@@ -13,7 +13,8 @@ from ..data.memory_entry import provenance
 from ..data.records import (Record, conflict_rows, entity_link_rows, event_rows, evidence_context, lineage_rows,
                             session_info)
 from .memory_entry import render_revise_form
-from .widgets import check_reason, content_block, flash, md_escape, reason_fields, reset_fields, show_error, table
+from .timefmt import show_time
+from .widgets import check_reason, clear_selection, content_block, flash, md_escape, reason_fields, reset_fields, show_error, table
 
 STATUS_NOTES = {
     "superseded": "Historical: superseded by a newer version; excluded from default retrieval.",
@@ -26,18 +27,21 @@ STATUS_NOTES = {
 def status_banner(record: Record) -> None:
     """A banner for historical, forgotten, provisional and review-due records."""
     note = STATUS_NOTES.get(record.status)
-    if note is None:
-        return
-    kind = st.info if record.status == "provisional" else st.warning
-    extra = f" Superseded by {record.superseded_by_id}." if record.superseded_by_id else ""
-    kind(md_escape(note + extra))
-    if record.review_flagged_at:
-        st.warning(md_escape(f"Review due since {record.review_flagged_at}: {record.review_reason or 'no reason recorded'}"))
+    if note is not None:
+        kind = st.info if record.status == "provisional" else st.warning
+        extra = f" Superseded by {record.superseded_by_id}." if record.superseded_by_id else ""
+        kind(md_escape(note + extra))
+    if record.review_flagged_at:  # a confirmed record can be due for review too
+        st.warning(md_escape(f"Review due since {show_time(record.review_flagged_at)}: {record.review_reason or 'no reason recorded'}"))
 
 
 def render_record(service, identity: Identity, record: Record, key: str, selection_key: str | None = None,
-                  allow_forget: bool = True) -> None:
-    """The full view of ``record`` with a forget action when the identity may use it."""
+                  allow_forget: bool = True, table_key: str | None = None) -> None:
+    """The full view of ``record`` with a forget action when the identity may use it.
+
+    After a forget, ``selection_key`` (the picker that opened the record) and the tick in table
+    ``table_key`` are cleared, so nothing stays open on a record that is now a tombstone.
+    """
     st.text(f"{record.id} · {record.type} · version {record.version} · {record.status} · {record.scope}")
     status_banner(record)
     content_block(record.content)
@@ -56,7 +60,7 @@ def render_record(service, identity: Identity, record: Record, key: str, selecti
         table(event_rows(service, record.id), key=f"{key}_events", empty="No events for this record.")
     if allow_forget:
         render_revise_form(service, identity, record, key, selection_key)
-        _forget_action(service, identity, record, key, selection_key)
+        _forget_action(service, identity, record, key, selection_key, table_key)
 
 
 def _evidence(service, record: Record, key: str) -> None:
@@ -78,7 +82,7 @@ def _evidence(service, record: Record, key: str) -> None:
             st.info("The quote was not located in a turn.")
         with st.container(key=f"{key}_turns"):
             for t in turns:  # each turn in full, as text
-                st.text(f"turn {t['turn']} · {t['role']} · {t['at']}" + ("  ◀ the evidence" if t["evidence"] else ""))
+                st.text(f"turn {t['turn']} · {t['role']} · {show_time(t['at'], 'no time')}" + ("  ◀ the evidence" if t["evidence"] else ""))
                 content_block(t["content"])
 
 
@@ -86,7 +90,8 @@ def _conflicts(service, identity: Identity, record: Record, key: str) -> None:
     table(conflict_rows(service, identity, record), key=f"{key}_conflicts", empty="No conflicting records.")
 
 
-def _forget_action(service, identity: Identity, record: Record, key: str, selection_key: str | None) -> None:
+def _forget_action(service, identity: Identity, record: Record, key: str, selection_key: str | None,
+                   table_key: str | None) -> None:
     if record.status == "deleted":
         return
     if not identity.can("forget") or not identity.owns_scope(record.scope):
@@ -111,7 +116,9 @@ def _forget_action(service, identity: Identity, record: Record, key: str, select
                 show_error(exc)
             else:
                 flash(f"Forgot {len(ids)} record version(s): {', '.join(ids)}")
-                if selection_key:
+                if table_key:
+                    clear_selection(table_key, *([selection_key] if selection_key else []))
+                elif selection_key:
                     st.session_state.pop(selection_key, None)
                 reset_fields(f"{key}_forget_reason", f"{key}_forget_confirm")
                 st.query_params.pop("record", None)  # the permalink pointed at what is now a tombstone

@@ -13,8 +13,16 @@ from memory_core.errors import InvalidInputError
 from ..auth.accounts import Identity
 from ..data import actions
 from ..data.dates import resolve_review_date
-from ..data.records import Record
-from .widgets import check_reason, content_block, flash, md_escape, read_only_note, reason_fields, reset_fields, show_error, table
+from ..data.dates import DATE_RULE
+from ..data.records import Record, conflict_rows
+from .timefmt import show_time
+from .widgets import (
+    check_first, check_reason, clear_selection, content_block, flash, md_escape, read_only_note, reason_fields,
+    reset_fields, show_error, table,
+)
+
+# The queue's table: after any decision its tick is cleared with the record it opened.
+TABLE_KEY = "review_table"
 
 QUEUES = {"provisional": "Provisional records", "review_due": "Review due"}
 BULK_CHOICES = {
@@ -37,7 +45,7 @@ def _run(fn, done_message: str, selection_key: str, reset: list[str] | None = No
         show_error(exc)
     else:
         flash(done_message)
-        st.session_state.pop(selection_key, None)
+        clear_selection(TABLE_KEY, selection_key)
         reset_fields(*(reset or []))
         st.rerun()
 
@@ -51,8 +59,23 @@ def _review_date_preview(service, text: str):
     except InvalidInputError as exc:
         st.error(md_escape(exc.message))
         return None
-    st.caption(md_escape(f"Next review: {when.describe()}"))
+    st.caption(md_escape(f"Next review: {describe(when)}"))
     return when
+
+
+def describe(when) -> str:
+    """A resolved review date in the app's one time format, with its ISO value."""
+    return f"{show_time(when.moment)} ({when.iso})"
+
+
+def conflicts_panel(service, identity: Identity, record: Record) -> None:
+    """The records this one conflicts with, above the decision forms: a reviewer decides knowing them."""
+    rows = conflict_rows(service, identity, record)
+    if rows:
+        st.warning(md_escape(f"This record conflicts with {len(rows)} other record(s): decide knowing them."))
+        table(rows, key="review_conflicts")
+    else:
+        st.caption("Conflicts: none recorded for this record.")
 
 
 def decision_forms(service, identity: Identity, record: Record, queue: str, selection_key: str) -> None:
@@ -62,6 +85,7 @@ def decision_forms(service, identity: Identity, record: Record, queue: str, sele
         content_block(record.review_reason or "no reason recorded")
         st.caption("The dates the record claims")
         table(validity_rows(record), key="review_validity")
+    conflicts_panel(service, identity, record)
     if not identity.can("review"):
         read_only_note(identity, "decide on records")
         return
@@ -85,7 +109,8 @@ def decision_forms(service, identity: Identity, record: Record, queue: str, sele
             st.markdown("**Clear the flag**")
             # Outside the form so the resolved date shows as soon as the box is left, before saving.
             next_review = st.text_input("Next review (optional)", key="review_clear_next",
-                                        placeholder="next week, in 10 days, 2026-05-01")
+                                        placeholder="2026-05-01, next week, in 10 days")
+            st.caption(md_escape(DATE_RULE))
             when = _review_date_preview(service, next_review)
             with st.form("review_clear_form"):
                 reason, _ = reason_fields("review_clear")
@@ -96,7 +121,7 @@ def decision_forms(service, identity: Identity, record: Record, queue: str, sele
                     else:
                         _run(lambda: actions.clear_review_flag(service, identity, rid, reason, when and when.iso),
                              f"Cleared the review flag on {rid}"
-                             + (f"; next review {when.describe()}" if when else ""), selection_key,
+                             + (f"; next review {describe(when)}" if when else ""), selection_key,
                              reset=["review_clear_next", "review_clear_reason"])
         with cols[1].form("review_forget_form"):
             st.markdown("**Forget**")
@@ -125,17 +150,15 @@ def bulk_form(service, identity: Identity, queue: str, ids: list[str], selection
         reason, ok = reason_fields("review_bulk", destructive=True,
                                    confirm_text="Apply this action to every selected record")
         submitted = st.form_submit_button("Apply", key="review_bulk_submit", type="primary")
-    if submitted and check_reason(reason, ok):
-        if not ids:
-            st.error("Select at least one record first.")
-            return
+    # Checked in the order the fields are drawn: the records (above the form), then the reason.
+    if submitted and check_first(None if ids else "Select at least one record first.") and check_reason(reason, ok):
         bar = st.progress(0.0, text="Working…")
         result = actions.bulk(service, identity, action, ids, reason,
                               progress=lambda n, total: bar.progress(n / total, text=f"{n} of {total}"))
         for rid, error in result.failed.items():
             st.error(md_escape(f"{rid}: {error}"))
         flash(result.summary({"confirm": "Confirmed", "forget": "Forgot", "clear_flag": "Cleared the flag on"}[action]))
-        st.session_state.pop(selection_key, None)
+        clear_selection(TABLE_KEY, selection_key, "review_selected")
         reset_fields("review_bulk_reason", "review_bulk_confirm")
         if not result.failed:
             st.rerun()

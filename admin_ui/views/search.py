@@ -12,6 +12,7 @@ from ..data import search
 from ..data.records import open_record
 from . import search_charts
 from .record import render_record
+from .timefmt import show_time
 from .widgets import content_block, labeller, md_escape, show_error, table
 
 
@@ -84,7 +85,7 @@ def render_stage_stepper(response, contents: dict[str, str] | None = None) -> No
 def render_response(service, identity: Identity, response) -> None:
     """The whole answer to one search."""
     req = response.request
-    st.text(f"{response.search_id} · {response.at} · agent {req.agent_id} acting for {req.user_id} · "
+    st.text(f"{response.search_id} · {show_time(response.at)} · agent {req.agent_id} acting for {req.user_id} · "
             f"{response.total_ms:.1f} ms")
     st.text(f"Query: {req.query}")
     as_of = search.as_of_line(response)

@@ -12,6 +12,7 @@ import streamlit as st
 
 from ..data.pagination import paginate
 from ..data.records import session_info, transcript
+from .timefmt import show_time
 from .widgets import content_block, md_escape, page_number, pager
 
 
@@ -24,14 +25,14 @@ def render_session(service, session_id: str, key: str, page_size: int = 20) -> N
             return
         st.markdown(f"**Session** {md_escape(session_id)}")
         st.text(f"agent {info.get('agent_id')} · user {info.get('user_id')} · project {info.get('project_id') or '-'} · "
-                f"started {info.get('started_at')} · ended {info.get('ended_at') or 'not yet'}")
+                f"started {show_time(info.get('started_at'))} · ended {show_time(info.get('ended_at'))}")
         turns = transcript(service, session_id)
         if not turns:
             st.caption("No turns recorded.")
             return
         page = paginate(turns, page_number(f"{key}_turns", session_id), page_size)
         for turn in page.items:
-            st.text(f"turn {turn['turn']} · {turn['role']} · {turn['at']}")
+            st.text(f"turn {turn['turn']} · {turn['role']} · {show_time(turn['at'], 'no time')}")
             content_block(turn["content"])
         pager(f"{key}_turns", page, "turns")
 

@@ -16,8 +16,10 @@ import streamlit as st
 
 from memory_core.errors import MemoryCoreError
 
+from ..data.actions import REASON_LIMIT, reason_problem
 from ..data.pagination import Page
 from .export import csv_bytes
+from .timefmt import GRID_FORMAT, TIME_ZONE
 
 _MD_SPECIAL = set("\\`*_{}[]()#+-.!|<>~$:")
 
@@ -57,19 +59,21 @@ def content_block(text: str | None) -> None:
 
 
 TIME_COLUMNS = ("at", "created_at", "updated_at", "started_at", "ended_at", "finished_at", "valid_from",
-                "valid_until", "review_at", "expires_at", "event_at", "review flagged at", "flagged_at")
+                "valid_until", "review_at", "expires_at", "event_at", "review flagged at", "flagged_at",
+                "last_used_at", "revoked_at", "recorded_at", "decided_at")
 
 
 def _time_config(frame: pd.DataFrame, column_config: dict) -> tuple[pd.DataFrame, dict]:
-    """Show stored ISO timestamps as readable dates; the exact ISO value is in the column's help."""
+    """Show stored ISO timestamps as readable dates in the app's one format (:mod:`.timefmt`), the
+    header naming the time zone; the exact ISO value is in the column's help and the CSV."""
     for column in frame.columns:
         if column in TIME_COLUMNS and column not in column_config:
             parsed = pd.to_datetime(frame[column], utc=True, errors="coerce", format="ISO8601")
             if parsed.notna().sum() == frame[column].notna().sum():
                 frame[column] = parsed
                 column_config[column] = st.column_config.DatetimeColumn(
-                    column, format="D MMM YYYY, HH:mm:ss", timezone="UTC",
-                    help="UTC. Open the row for the exact ISO 8601 value, or download the CSV.")
+                    f"{column} ({TIME_ZONE})", format=GRID_FORMAT, timezone=TIME_ZONE,
+                    help=f"{TIME_ZONE}. Open the row for the exact ISO 8601 value, or download the CSV.")
     return frame, column_config
 
 
@@ -89,7 +93,11 @@ def table(rows: list[dict[str, Any]] | pd.DataFrame, key: str, *, empty: str = "
     frame = frame.map(lambda v: json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else v)
     raw = frame.copy()
     frame, config = _time_config(frame, dict(column_config or {}))
-    kwargs: dict[str, Any] = {"hide_index": True, "width": "stretch", "key": key}
+    # The widget's key carries a generation that clear_selection bumps: a new widget has no tick,
+    # so after an action no row stays ticked that the data has moved under.
+    generation = st.session_state.get(f"{key}__generation", 0)
+    widget_key = f"{key}__{generation}" if generation else key
+    kwargs: dict[str, Any] = {"hide_index": True, "width": "stretch", "key": widget_key}
     if height:
         kwargs["height"] = height
     if config:
@@ -107,6 +115,22 @@ def table(rows: list[dict[str, Any]] | pd.DataFrame, key: str, *, empty: str = "
                            file_name=f"{key}.csv", mime="text/csv", key=f"{key}_csv", type="tertiary",
                            icon=":material/download:")
     return picked
+
+
+def clear_selection(table_key: str, *selection_keys: str) -> None:
+    """After an action changed the data: untick table ``table_key`` and drop the choices it fed.
+
+    A dataframe keeps its ticked row *index* across reruns, so once a record leaves the list the
+    tick would sit on whichever record moved into that row while the detail pane still showed the
+    old one. Called before ``st.rerun()``, the next run draws a fresh table with no tick and the
+    pickers ``selection_keys`` empty (set by :func:`show_flash`, which every page calls before its
+    widgets); the flash message says what was done.
+    """
+    st.session_state[f"{table_key}__generation"] = st.session_state.get(f"{table_key}__generation", 0) + 1
+    st.session_state.pop(f"{table_key}__last_pick", None)
+    # Set to None on the next run, before the pickers are drawn: a key merely removed leaves the
+    # browser showing the old choice (its text included) while the script thinks nothing is chosen.
+    st.session_state.setdefault(_CLEAR_KEY, []).extend(selection_keys)
 
 
 def clicked_row(key: str, picked: list[int]) -> int | None:
@@ -149,7 +173,9 @@ def pager(key: str, page: Page, noun: str = "rows") -> None:
 
 def reason_fields(key: str, *, destructive: bool = False, confirm_text: str | None = None) -> tuple[str, bool]:
     """Inside a form: the reason box and, for destructive actions, a confirmation checkbox."""
-    reason = st.text_input("Reason (kept in the audit log)", key=f"{key}_reason", max_chars=1000)
+    # No max_chars: the browser would silently drop a longer paste; check_reason names the limit.
+    reason = st.text_input("Reason (kept in the audit log)", key=f"{key}_reason",
+                           help=f"Up to {REASON_LIMIT:,} characters.")
     confirmed = True
     if destructive:
         confirmed = st.checkbox(confirm_text or "I understand this cannot be undone", key=f"{key}_confirm")
@@ -157,6 +183,7 @@ def reason_fields(key: str, *, destructive: bool = False, confirm_text: str | No
 
 
 _RESET_KEY = "_reset_pending"
+_CLEAR_KEY = "_clear_pending"
 
 
 def reset_fields(*keys: str) -> None:
@@ -169,6 +196,8 @@ def reset_fields(*keys: str) -> None:
 
 
 def _apply_resets() -> None:
+    for name in st.session_state.pop(_CLEAR_KEY, []):
+        st.session_state[name] = [] if isinstance(st.session_state.get(name), list) else None
     for name in st.session_state.pop(_RESET_KEY, []):
         current = st.session_state.get(name)
         if isinstance(current, bool):
@@ -183,12 +212,22 @@ def _apply_resets() -> None:
 
 def check_reason(reason: str, confirmed: bool) -> bool:
     """Show why a submitted action was not run; True when it may go ahead."""
-    if not reason.strip():
-        st.error("Give a reason: it is kept in the audit log with your name.")
+    problem = reason_problem(reason)
+    if problem:
+        st.error(md_escape(problem))
         return False
     if not confirmed:
         st.error("Tick the confirmation box to go ahead.")
         return False
+    return True
+
+
+def check_first(*problems: str | None) -> bool:
+    """Show the first of a form's problems, in the order its fields are drawn; True when there is none."""
+    for problem in problems:
+        if problem:
+            st.error(md_escape(problem))
+            return False
     return True
 
 

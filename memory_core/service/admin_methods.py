@@ -106,6 +106,10 @@ class AdminMethods:
         """One page of the event log, newest first."""
         return admin_logs.event_log_page(self.store, flt, page, page_size)
 
+    def merges_for(self, record_id: str) -> list[dict[str, Any]]:
+        """The entity merges that rewrote a record's links or subject, oldest first (their events)."""
+        return admin_logs.record_merge_events(self.store, record_id)
+
     def log_entry(self, table: str, seq: int) -> dict | None:
         """One log row in full (``search_log``, ``write_log`` or ``events``), decoded, or None."""
         row = admin_logs.log_row(self.store, table, seq)

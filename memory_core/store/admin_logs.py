@@ -62,13 +62,23 @@ class LogFilter:
         return self._times(where)
 
     def event_where(self) -> Where:
-        """Conditions on ``events``: kind, actor, record or entity, reason text, time."""
+        """Conditions on ``events``: kind, actor, record or entity, free text, time.
+
+        The free text matches anywhere a person would look for it: the event's kind ("merge"
+        finds ``entity.merged``), actor, record and entity ids, and reason.
+        """
         where = Where().equal("kind", self.kind).equal("actor", self.actor)
         if self.record_id:
             where.add("(record_id = ? OR entity_id = ?)", self.record_id, self.record_id)
         if self.text and self.text.strip():
-            where.add("reason LIKE ? ESCAPE '\\'", like_pattern(self.text.strip()))
+            pattern = like_pattern(self.text.strip())
+            where.add("(" + " OR ".join(f"COALESCE({column}, '') LIKE ? ESCAPE '\\'" for column in EVENT_TEXT_COLUMNS)
+                      + ")", *([pattern] * len(EVENT_TEXT_COLUMNS)))
         return self._times(where)
+
+
+# The event columns the event log's free-text filter reads.
+EVENT_TEXT_COLUMNS = ("kind", "actor", "record_id", "entity_id", "reason")
 
 
 def search_log_page(store: Store, flt: LogFilter, page: int = 1, page_size: int = 50) -> RowsPage:
@@ -90,6 +100,15 @@ def event_log_page(store: Store, flt: LogFilter, page: int = 1, page_size: int =
     """One page of the event log, newest first."""
     return rows_page(store, "seq, at, kind, actor, record_id, entity_id, reason", "events", flt.event_where(), "seq DESC",
                      page, page_size)
+
+
+def record_merge_events(store: Store, record_id: str) -> list[dict]:
+    """The ``entity.merged`` events that relinked or re-subjected ``record_id``, oldest first, payloads
+    decoded (a merge's event is the entity's, and names its records in the payload)."""
+    rows = store.query("SELECT * FROM events WHERE kind = 'entity.merged' AND payload LIKE ? ESCAPE '\\' ORDER BY seq",
+                       (like_pattern(f'"{record_id}"'),))
+    found = [{**dict(r), "payload": loads(r["payload"], {})} for r in rows]
+    return [e for e in found if record_id in (e["payload"].get("records") or [])]
 
 
 # Each log's JSON columns (the table names are fixed here: nothing else is read by seq).
