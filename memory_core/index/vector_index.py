@@ -260,6 +260,7 @@ class VectorIndex:
             codes = [self._scope_codes[s] for s in scopes if s in self._scope_codes]
             mask = _member(self._scope[:size], codes, len(self._scope_codes)) if codes else np.zeros(size, dtype=bool)
             mask &= _member(self._status[:size], [_STATUS_CODE[s] for s in statuses], len(_STATUS_CODE))
+            mask &= self.backend.alive()[:size]  # a deleted (forgotten) row keeps its last status code
             if types:
                 mask &= _member(self._type[:size], [_TYPE_CODE[t] for t in types], len(_TYPE_CODE))
             if event_from is not None or event_to is not None:

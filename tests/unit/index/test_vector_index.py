@@ -86,6 +86,18 @@ def test_index_mask_filters_scope_status_and_type(alice, service):
     assert index.mask(["user:alice"], ("provisional", "confirmed"), None, epoch("2026-01-15"), epoch("2026-02-15")).sum() == 1
 
 
+def test_a_forgotten_records_row_leaves_the_mask(alice, service):
+    """A forgotten record's row is dead in the backend; the hard filter's mask must not count it either
+    (it set the lexical statistics' readable total and the trace's readable count: a store where a
+    record was forgotten scored searches differently from one where it never existed)."""
+    kept = alice.call_tool("memory_write", {"type": "semantic", "content": "The user plays cello.", "attribute": "instrument"})
+    gone = alice.call_tool("memory_write", {"type": "semantic", "content": "The user keeps bees.", "attribute": "hobby"})
+    assert kept["ok"] and gone["ok"]
+    assert alice.call_tool("memory_forget", {"record_id": gone["record_id"], "reason": "asked"})["ok"]
+    assert service.index.mask(["user:alice"], ("provisional", "confirmed")).sum() == 1
+    assert service.index.mask(["user:alice"], ("provisional", "confirmed", "superseded", "expired")).sum() == 1
+
+
 def test_rebuild_matches_incremental_state(alice, service, tmp_path, clock):
     for i, text in enumerate(["red apples", "green pears", "blue plums"]):
         alice.call_tool("memory_write", {"type": "semantic", "content": f"The user likes {text}.", "attribute": f"fruit{i}"})
