@@ -112,3 +112,9 @@ def epoch(value: str | datetime | None) -> float | None:
     """Seconds since the epoch for a stored timestamp (None passes through)."""
     parsed = parse_ts(value)
     return parsed.timestamp() if parsed is not None else None
+
+
+# An instant with its offset (memory_search's as_of): a date, a time and a zone, nothing left to
+# guess. The tool's JSON schema and the request's own check share it, so they admit the same text.
+AS_OF_PATTERN = (r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:[.,][0-9]{1,6})?)?"
+                 r"(?:[Zz]|[+-][0-9]{2}(?::?[0-9]{2})?)$")

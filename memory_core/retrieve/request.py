@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any
 
-from ..clock import end_of_day, format_ts, parse_ts
+from ..clock import AS_OF_PATTERN, end_of_day, format_ts, parse_ts
 from ..errors import InvalidInputError
 from ..inputs import check_texts
 from ..policy.scopes import validate_id
@@ -96,8 +96,7 @@ def _timestamp(value: Any, name: str, at_end_of_day: bool) -> str | None:
     return format_ts(parsed)
 
 
-_HAS_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
-_HAS_OFFSET = re.compile(r"(Z|[+-]\d{2}(:?\d{2})?)$", re.IGNORECASE)
+_AS_OF = re.compile(AS_OF_PATTERN.replace("$", r"\Z"))
 
 
 def check_as_of(value: Any, mode: Any, historical: bool) -> tuple[str | None, str | None]:
@@ -124,8 +123,7 @@ def check_as_of(value: Any, mode: Any, historical: bool) -> tuple[str | None, st
         if value.tzinfo is None or value.utcoffset() is None:
             raise InvalidInputError("as_of must carry a time zone (a naive datetime is ambiguous)", field="as_of")
     elif isinstance(value, str):
-        text = value.strip()
-        if not _HAS_TIME.match(text) or not _HAS_OFFSET.search(text):
+        if not _AS_OF.match(value):
             raise InvalidInputError("as_of must be an ISO-8601 date-time with its offset, e.g. 2026-03-01T09:00:00Z or "
                                     f"2026-03-01T10:00:00+01:00 (a date or a time without an offset is ambiguous): {value[:80]!r}",
                                     field="as_of")

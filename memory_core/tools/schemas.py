@@ -21,7 +21,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
 
-from ..clock import parse_ts
+from ..clock import AS_OF_PATTERN, parse_ts
 
 RecordType = Literal["semantic", "episodic", "procedural"]
 EntityKind = Literal["person", "project", "org", "repo", "product", "other"]
@@ -62,6 +62,8 @@ def text(max_length: int, min_length: int = 1):
 Identifier = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=IDENTIFIER)]
 TargetLabel = Annotated[str, StringConstraints(min_length=1, max_length=128, pattern=TARGET_LABEL)]
 Timestamp = Annotated[str, StringConstraints(min_length=10, max_length=40, pattern=TIMESTAMP), AfterValidator(_check_timestamp)]
+# A date-time with its offset (memory_search's as_of): the same pattern the request's own check uses.
+Instant = Annotated[str, StringConstraints(min_length=16, max_length=40, pattern=AS_OF_PATTERN), AfterValidator(_check_timestamp)]
 
 
 def whole_number(ge: int, le: int):

@@ -18,7 +18,7 @@ from pydantic import Field
 from ..retrieve.request import MAX_HINT_CHARS, MAX_HINTS, SearchRequest
 from ..settings import Settings
 from .handlers import Session
-from .schemas import RecordType, Timestamp, ToolInput, text, whole_number
+from .schemas import Instant, RecordType, Timestamp, ToolInput, text, whole_number
 
 MAX_QUERY = 100_000  # the largest retrieval.max_query_chars allows; the schema carries the configured one
 
@@ -33,7 +33,7 @@ class MemorySearchInput(ToolInput):
     entity_hints: list[text(MAX_HINT_CHARS)] = Field(default_factory=list, max_length=MAX_HINTS, description="Names of people, projects, orgs or repos the search is about.")
     limit: whole_number(1, 500) | None = Field(None, description="Most results to return.")
     historical: bool = Field(False, description="Also search superseded and expired records (for questions about what used to be true).")
-    as_of: Timestamp | None = Field(None, description="Search the memory as it was at this instant: an ISO-8601 date-time with its offset, e.g. '2026-03-01T09:00:00Z' (a bare date or a time without an offset is refused). Not with historical.")
+    as_of: Instant | None = Field(None, description="Search the memory as it was at this instant: an ISO-8601 date-time with its offset, e.g. '2026-03-01T09:00:00Z' (a bare date or a time without an offset is refused). Not with historical.")
     as_of_mode: Literal["memory", "world"] | None = Field(None, description="With as_of: 'memory' (the default) returns what the memory held then, each version as it was; 'world' returns what was valid in the world then by the records' valid_from/valid_until, and may be in the future (planned events).")
 
 

@@ -32,7 +32,8 @@ CROSS_FIELD = {
         r"^(update|confirm) needs record_id$", r"^update needs the corrected content$",
         r"^merge_entities needs source_entity_id and target_entity_id$", r"valid_until is before valid_from",
     ],
-    "memory_search": [r"^time_from is after time_to$"],
+    "memory_search": [r"^time_from is after time_to$", r"^as_of_mode needs as_of ", r"^historical and as_of cannot be combined",
+                      r"^as_of \S+ is in the future \(now "],
     "memory_get": [],
     "memory_forget": [],
 }
