@@ -121,19 +121,27 @@ def host_process(target: str, worker: int, writes: int, reads: int, ready, start
         service.close()
 
 
+def _open_or_report(target: str, out: dict, ready, results, name: str):
+    """Open the store for a side process and say it is ready; on failure report the error and return None."""
+    try:
+        service = _open(target)
+    except BaseException as exc:
+        results.put({**out, "error": repr(exc)})
+        ready.put(name)
+        return None
+    ready.put(name)
+    return service
+
+
 def admin_process(target: str, index: int, ready, start, stop, results) -> None:
     """An admin-app reader: the overview's and the records page's reads, refreshed until ``stop``."""
     from memory_core.service.admin_methods import LogFilter, RecordFilter
 
     out = {"admin": index, "refresh_ms": []}
-    try:
-        service = _open(target)
-    except BaseException as exc:
-        results.put({"admin": index, "error": repr(exc)})
-        ready.put(f"admin{index}")
+    service = _open_or_report(target, out, ready, results, f"admin{index}")
+    if service is None:
         return
     try:
-        ready.put(f"admin{index}")
         start.wait()
         while not stop.is_set():
             t = time.perf_counter()
@@ -145,7 +153,7 @@ def admin_process(target: str, index: int, ready, start, stop, results) -> None:
             out["refresh_ms"].append((time.perf_counter() - t) * 1000)
         results.put(out)
     except BaseException as exc:
-        results.put({"admin": index, "error": repr(exc)})
+        results.put({**out, "error": repr(exc)})
     finally:
         service.close()
 
@@ -156,14 +164,10 @@ def worker_process(target: str, index: int, ready, start, stop, results) -> None
     from memory_core.extract.worker import run_once
 
     out = {"extraction_worker": index, "runs": 0, "failed": 0, "loops": 0, "busy_loop_ms": []}
-    try:
-        service = _open(target)
-    except BaseException as exc:
-        results.put({"extraction_worker": index, "error": repr(exc)})
-        ready.put(f"worker{index}")
+    service = _open_or_report(target, out, ready, results, f"worker{index}")
+    if service is None:
         return
     try:
-        ready.put(f"worker{index}")
         start.wait()
         while True:
             last = stop.is_set()
@@ -180,7 +184,7 @@ def worker_process(target: str, index: int, ready, start, stop, results) -> None
                 stop.wait(0.05)
         results.put(out)
     except BaseException as exc:
-        results.put({"extraction_worker": index, "error": repr(exc)})
+        results.put({**out, "error": repr(exc)})
     finally:
         service.close()
 

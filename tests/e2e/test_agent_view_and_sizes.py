@@ -47,14 +47,6 @@ def forget_a_received_memory(store) -> str:
 
 
 @pytest.fixture(scope="module")
-def demo_server(demo_template, tmp_path_factory):
-    """An untouched copy of the demo store (the first start), for the demo journeys."""
-    proc, base, store, log = start_server(demo_template, tmp_path_factory.mktemp("first-start"), demo=True)
-    yield base, store
-    stop_server(proc, log)
-
-
-@pytest.fixture(scope="module")
 def forgotten_server(demo_template, tmp_path_factory):
     work = tmp_path_factory.mktemp("sizes")
     template = work / "template.sqlite"
@@ -78,8 +70,8 @@ def ambient_on(page) -> None:
     expect(box).to_be_checked()
 
 
-def test_an_agent_without_a_grant_gets_an_empty_state_that_says_why(demo_server, page):
-    base, _ = demo_server
+def test_an_agent_without_a_grant_gets_an_empty_state_that_says_why(app_server, page):
+    base, _ = app_server  # an untouched copy of the demo store (the first start)
     goto(page, base)
     nav(page, "What an agent sees")
     expect(page.get_by_text("Choose an agent and a user", exact=False)).to_be_visible()
@@ -95,8 +87,8 @@ def test_an_agent_without_a_grant_gets_an_empty_state_that_says_why(demo_server,
     expect(key(page, "agent_profile")).to_contain_text("No record qualified")
 
 
-def test_the_assistant_reads_its_granted_scopes_and_gets_alices_profile(demo_server, page):
-    base, _ = demo_server
+def test_the_assistant_reads_its_granted_scopes_and_gets_alices_profile(app_server, page):
+    base, _ = app_server  # an untouched copy of the demo store (the first start)
     goto(page, base)
     nav(page, "What an agent sees")
     select(page, "agent_view_agent", "assistant")
@@ -158,8 +150,8 @@ def test_a_memory_shows_its_status_then_and_a_forgotten_ones_text_is_not_shown(f
 # -- 15: the demo shows every feature on first start -----------------------------------------------------
 
 
-def test_the_demo_has_adapter_sessions_ambient_candidates_and_a_failed_run(demo_server, page):
-    base, store = demo_server
+def test_the_demo_has_adapter_sessions_ambient_candidates_and_a_failed_run(app_server, page):
+    base, store = app_server  # an untouched copy of the demo store (the first start)
     goto(page, base)
     expect(page.get_by_text("failed 1", exact=False).first).to_be_visible()  # the overview counts it
     nav(page, "Session context")
