@@ -1,4 +1,4 @@
-"""Downloading memory from the app, in headless Chromium against a real `streamlit run` over the demo store.
+"""Downloading memory and seeing who reads it, in headless Chromium against a real `streamlit run` over the demo store.
 
 Alice signs in, opens "Download my memory", prepares the file and downloads it through the browser:
 the file is in the export format, holds every record of her scope and nothing of anyone else's,
@@ -13,7 +13,7 @@ import sqlite3
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.app_utils import click, key, sign_in_as
+from tests.e2e.app_utils import click, eventually, key, sign_in_as, table_text
 from tests.e2e.test_journeys import PASSWORDS
 
 pytestmark = pytest.mark.e2e
@@ -48,3 +48,15 @@ def test_a_user_downloads_her_own_memory_through_the_browser(app_server, page, t
     assert stored and stored <= {r["id"] for r in records}  # every latest live version of hers
     text = saved.read_text(encoding="utf-8")
     assert "user:bob" not in text and "project:atlas" not in text
+
+
+def test_a_user_sees_who_reads_her_memory(app_server, page):
+    base, _ = app_server
+    sign_in_as(page, base, "alice", PASSWORDS["alice"])
+    expect(page.get_by_role("heading", name="My memory")).to_be_visible()
+    page.get_by_text("Who reads my memory").click()
+    assert eventually(page, lambda: "user:alice" in table_text(page, "who_reads_agents"))
+    readers = table_text(page, "who_reads_agents")
+    assert "assistant" in readers and "user:bob" not in readers
+    assert eventually(page, lambda: "Lisbon" in table_text(page, "who_reads_searches"))
+    assert "bob" not in table_text(page, "who_reads_searches").lower()
