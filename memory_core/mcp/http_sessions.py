@@ -151,7 +151,8 @@ class HttpSessions:
                     await anyio.to_thread.run_sync(owners.touch, service, [e.memory.id for e in busy], limiter=self.limiter)
                     for entry in busy:
                         entry.touched = time.monotonic()
-                await anyio.to_thread.run_sync(lambda: owners.sweep(service, self.owner, idle_s=self.idle_s),
-                                               limiter=self.limiter)
+                ended = await anyio.to_thread.run_sync(lambda: owners.sweep(service, self.owner, idle_s=self.idle_s),
+                                                       limiter=self.limiter)
+                log.debug("MCP session sweep done: %d kept alive, %d ended", len(busy), len(ended))
             except Exception:  # noqa: BLE001 - a failed sweep is retried at the next one
                 log.exception("the MCP session sweep failed")

@@ -77,14 +77,17 @@ def process_start(pid: int) -> str | None:
     """``"<boot id>:<start ticks>"`` of a running process, or None when it is not running (or /proc is absent).
 
     The start time is field 22 of ``/proc/<pid>/stat``; the process name (field 2) may hold spaces
-    and parentheses, so the fields are counted after its last ``)``.
+    and parentheses, so the fields are counted after its last ``)``. A zombie (state ``Z``: dead,
+    not yet reaped by its parent) or a dead task (``X``) is not running.
     """
     stat = _read(f"/proc/{int(pid)}/stat")
     boot = _read(BOOT_ID)
     if stat is None or boot is None or ")" not in stat:
         return None
     fields = stat.rsplit(")", 1)[1].split()
-    return f"{boot}:{fields[19]}" if len(fields) > 19 else None
+    if len(fields) <= 19 or fields[0] in ("Z", "X"):
+        return None
+    return f"{boot}:{fields[19]}"
 
 
 def this_process() -> ProcessIdentity:

@@ -170,3 +170,21 @@ def test_two_servers_sweeping_at_once_end_each_dead_session_once(make_target, cl
     finally:
         for service in services:
             service.close()
+
+
+def test_a_killed_process_not_yet_reaped_counts_as_dead(service, alice, me):
+    """A zombie keeps its /proc entry and its start time until its parent waits for it."""
+    import signal
+
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    try:
+        start = owners.process_start(proc.pid)
+        memory = _open(service, replace(me, pid=proc.pid, process_start=start))
+        os.kill(proc.pid, signal.SIGKILL)
+        os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)  # dead, and left unreaped
+        assert open(f"/proc/{proc.pid}/stat").read().rsplit(")", 1)[1].split()[0] == "Z"
+        assert [e.reason for e in owners.sweep(service, me, idle_s=1800)] == [owners.GONE]
+        assert _state(service, memory.id)["runs"] == 1
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=30)
