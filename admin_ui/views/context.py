@@ -29,7 +29,8 @@ def render_context(service, session_id: str) -> ContextView | None:
     with st.container(border=True, key="context_session"):
         st.text(f"session {info['id']} · agent {info['agent_id']} · user {info['user_id']} · "
                 f"project {info.get('project_id') or '-'} · {info.get('framework') or 'no adapter'} · "
-                f"{info.get('trigger_mode') or '-'} · started {show_time(info['started_at'])} · ended {show_time(info.get('ended_at'))}")
+                f"{info.get('trigger_mode') or '-'} · started {show_time(info['started_at'])} · ended {show_time(info.get('ended_at'))}"
+                + (f" ({info['end_reason']})" if info.get("end_reason") else ""))
     render_parts(context_parts(view), "context_sizes")
     _prefix(view)
     _timeline(view)

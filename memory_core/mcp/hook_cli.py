@@ -85,11 +85,13 @@ def _run(args, raw: bytes) -> dict[str, Any]:
         raise InvalidInputError("a local hook needs --agent-id and --user-id (or --url and a host key)")
     from .. import MemoryService, load_settings
     from ..policy.scopes import validate_id
+    from ..store.backend import require_store
     from .hook_recorder import HookRecorder
     from .memory_session import Principal
 
     principal = Principal(validate_id(args.agent_id, "agent_id"), validate_id(args.user_id, "user_id"),
                           validate_id(args.project, "project") if args.project else None)
+    require_store(args.path)  # a mistyped --path is refused, not made into a new empty store
     with MemoryService.open(args.path, load_settings()) as service:
         result = HookRecorder(service, principal, context=args.context).record(event, turns, lines)
         if args.extract and result.get("extraction_run_id"):

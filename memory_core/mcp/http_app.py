@@ -29,6 +29,7 @@ from .hook_recorder import HookRecorder
 from .http_sessions import HttpSessions
 from .keys import KeyPrincipal, verify_token
 from .memory_session import McpMemorySession, Principal
+from .owners import sweep_at_start
 from .protocol import anyio
 
 log = logging.getLogger(__name__)
@@ -93,8 +94,10 @@ class McpHttpApp:
 
     async def _lifespan(self, receive, send) -> None:
         await receive()  # lifespan.startup
+        await anyio.to_thread.run_sync(sweep_at_start, self.service, self.sessions.owner, limiter=self.limiter)
         async with anyio.create_task_group() as group:
             self.sessions.bind(group)
+            group.start_soon(self.sessions.sweep_forever, self.service)
             await send({"type": "lifespan.startup.complete"})
             if self.on_ready is not None:
                 self.on_ready()
@@ -168,7 +171,14 @@ class McpHttpApp:
                 await self.sessions.close(entry, why="deleted by the client")
                 await _respond(send, 200, {})
                 return
-            await entry.transport.handle_request(scope, replay, send)
+            if not await self.sessions.still_open(entry):
+                await _respond(send, 404, _rpc_error(-32600, "Session not found"))
+                return
+            entry.in_flight += 1
+            try:
+                await entry.transport.handle_request(scope, replay, send)
+            finally:
+                entry.in_flight -= 1
             if entry.transport.is_terminated:
                 await self.sessions.close(entry, why="terminated")
             return
@@ -196,7 +206,8 @@ class McpHttpApp:
         principal = Principal(key.agent_id, key.user_id, key.project_id, key.key_id)
         try:
             memory = await anyio.to_thread.run_sync(
-                lambda: McpMemorySession(self.service, principal, ambient=self.ambient), limiter=self.limiter)
+                lambda: McpMemorySession(self.service, principal, ambient=self.ambient, transport="http",
+                                         owner=self.sessions.owner), limiter=self.limiter)
         except MemoryCoreError as exc:  # e.g. the key's principal is no longer a valid id
             await _respond(send, 400, _rpc_error(-32602, f"could not open a memory session: {exc.message}"))
             return

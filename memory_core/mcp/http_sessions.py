@@ -7,15 +7,22 @@ A session is opened by an ``initialize`` POST without ``Mcp-Session-Id``; every 
 must carry the id and the same key (another key gets 404, as for an unknown id). It ends when the
 client deletes it, after ``mcp.session_idle_s`` with no request in flight, or when the server
 stops; in every case the memory session is ended and its extraction queued.
+
+Its owner row (:mod:`.owners`) carries its last sign of life, written at most once per
+``session_idle_s / 4`` on a request, and by the periodic sweep while a request is in flight, so
+another server's idle rule never takes a served session for an abandoned one. The same sweep ends
+the sessions of dead servers on this host and of silent servers anywhere.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from dataclasses import dataclass
 from uuid import uuid4
 
+from . import owners
 from .memory_session import McpMemorySession
 from .protocol import anyio, build_server
 
@@ -30,14 +37,18 @@ class HttpSession:
     key_id: str
     memory: McpMemorySession
     transport: object  # mcp.server.streamable_http.StreamableHTTPServerTransport
+    in_flight: int = 0  # requests being served (an open GET stream counts)
+    touched: float = 0.0  # time.monotonic() of the last write of its last activity
 
 
 class HttpSessions:
     """The open sessions of one server process, and the tasks that serve them."""
 
     def __init__(self, *, idle_s: float, max_sessions: int, limiter: anyio.CapacityLimiter,
-                 json_response: bool = True) -> None:
+                 json_response: bool = True, owner: owners.ProcessIdentity | None = None) -> None:
         self.idle_s = idle_s
+        self.touch_every_s = idle_s / owners.TOUCH_FRACTION
+        self.owner = owner or owners.this_process()
         self.json_response = json_response
         self.max_sessions = max_sessions
         self.limiter = limiter
@@ -69,7 +80,7 @@ class HttpSessions:
             raise RuntimeError("the HTTP app's lifespan has not started")
         transport = StreamableHTTPServerTransport(mcp_session_id=uuid4().hex, idle_timeout=self.idle_s,
                                                   is_json_response_enabled=self.json_response)
-        entry = HttpSession(transport.mcp_session_id, key_id, memory, transport)
+        entry = HttpSession(transport.mcp_session_id, key_id, memory, transport, touched=time.monotonic())
         with self._lock:
             self._open[entry.id] = entry
         try:
@@ -105,7 +116,7 @@ class HttpSessions:
         with anyio.CancelScope(shield=True):
             if not entry.transport.is_terminated:
                 await entry.transport.terminate()
-            run_id = await anyio.to_thread.run_sync(entry.memory.end)
+            run_id = await anyio.to_thread.run_sync(entry.memory.end, why)
         log.info("MCP session %s ended (%s): memory session %s, extraction run %s", entry.id, why, entry.memory.id,
                  run_id or "not queued")
 
@@ -113,3 +124,35 @@ class HttpSessions:
         """End every open session (the server is stopping)."""
         for entry in list(self._open.values()):
             await self.close(entry, why="the server is stopping")
+
+    async def still_open(self, entry: HttpSession) -> bool:
+        """Before serving a request: write the session's last activity if the last write is older than
+        ``idle_s / 4``. False (and the session closed here) when another server has ended it."""
+        if time.monotonic() - entry.touched < self.touch_every_s:
+            return True
+        entry.touched = time.monotonic()
+        service = entry.memory.service
+        if await anyio.to_thread.run_sync(owners.touch, service, [entry.memory.id], limiter=self.limiter):
+            return True
+        if not await anyio.to_thread.run_sync(owners.ended_elsewhere, service, entry.memory.id, limiter=self.limiter):
+            return True
+        await self.close(entry, why="ended by another server")
+        return False
+
+    async def sweep_forever(self, service) -> None:
+        """Every ``idle_s / 4`` (at most a minute): keep the sessions with a request in flight alive
+        in the store, then end dead servers' and silent servers' sessions (:func:`.owners.sweep`)."""
+        interval = min(60.0, self.touch_every_s)
+        while True:
+            await anyio.sleep(interval)
+            busy = [entry for entry in list(self._open.values()) if entry.in_flight]
+            try:
+                if busy:
+                    await anyio.to_thread.run_sync(owners.touch, service, [e.memory.id for e in busy], limiter=self.limiter)
+                    for entry in busy:
+                        entry.touched = time.monotonic()
+                ended = await anyio.to_thread.run_sync(lambda: owners.sweep(service, self.owner, idle_s=self.idle_s),
+                                                       limiter=self.limiter)
+                log.debug("MCP session sweep done: %d kept alive, %d ended", len(busy), len(ended))
+            except Exception:  # noqa: BLE001 - a failed sweep is retried at the next one
+                log.exception("the MCP session sweep failed")

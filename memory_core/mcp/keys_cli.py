@@ -34,8 +34,11 @@ def add_keys_command(sub, default_path: str) -> None:
 
 
 def _open(args):
+    """The store at ``--path``; a missing one is refused (``agent-memory init`` makes stores), never created."""
     from .. import MemoryService, load_settings
+    from ..store.backend import require_store
 
+    require_store(args.path)
     return MemoryService.open(args.path, load_settings())
 
 

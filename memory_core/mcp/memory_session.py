@@ -20,6 +20,7 @@ from typing import Any
 
 from ..adapters.base import MEMORY_TOOL_NAMES, format_tool_result
 from ..adapters.policy import memory_policy
+from .owners import ProcessIdentity, end_once, record_owner
 
 FRAMEWORK = "mcp"
 TRIGGER_MODE = "tool_only"  # an MCP server only answers the tools the client calls; it never searches on its own
@@ -78,15 +79,21 @@ def mcp_policy() -> str:
 
 
 class McpMemorySession:
-    """The memory session behind one MCP session. Safe to call from several threads; ``end`` runs once."""
+    """The memory session behind one MCP session. Safe to call from several threads; ``end`` runs once.
 
-    def __init__(self, service, principal: Principal, *, ambient: bool | None = None) -> None:
+    Its owner (this process, ``owner``) is recorded as soon as the session exists, so if the process
+    dies without ending it, the next server on this host ends it (:mod:`.owners`).
+    """
+
+    def __init__(self, service, principal: Principal, *, ambient: bool | None = None, transport: str = "stdio",
+                 owner: ProcessIdentity | None = None) -> None:
         self.service = service
         self.principal = principal
         self.ambient = service.settings.ambient.enabled if ambient is None else bool(ambient)
         self.session = service.start_session(agent_id=principal.agent_id, user_id=principal.user_id,
                                              project_id=principal.project_id, framework=FRAMEWORK,
                                              trigger_mode=TRIGGER_MODE)
+        record_owner(service, self.session.id, transport, owner)
         self.tools = mcp_tool_definitions(service)
         self._names = {tool["name"] for tool in self.tools}
         # The prefix (and the ambient profile in it) is fixed here, once, for the whole session.
@@ -119,9 +126,14 @@ class McpMemorySession:
             text = DOWNGRADE_NOTE + "\n" + text
         return text
 
-    def end(self) -> str | None:
-        """End the memory session once (later calls return the first result); queues extraction."""
+    def end(self, reason: str = "the client left") -> str | None:
+        """End the memory session once (later calls return the first result); queues extraction.
+
+        ``reason`` is kept in ``sessions.end_reason``. If another server already ended the session
+        (its sweep took this process for dead or silent), nothing more happens and None is returned.
+        """
         with self._end_lock:
             if not self.session.ended:
-                self.extraction_run_id = self.session.end(enqueue_actor=f"mcp:{self.principal.agent_id}")
+                _, self.extraction_run_id = end_once(self.service, self.session.id, reason)
+                self.session.ended = True
             return self.extraction_run_id

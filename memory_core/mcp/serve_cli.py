@@ -44,8 +44,11 @@ def cmd_mcp(args) -> int:
 
 
 def _open(path):
+    """The store at ``path``; a missing one is refused (``agent-memory init`` makes stores), never created."""
     from .. import MemoryService, load_settings
+    from ..store.backend import require_store
 
+    require_store(path)
     return MemoryService.open(path, load_settings())
 
 

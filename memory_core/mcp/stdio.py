@@ -4,7 +4,8 @@ The host launches the command with the identity in its arguments (``--agent-id``
 ``--project``); nothing a client sends can change it. The memory session opens before the first
 message is read, so the instructions the client receives at initialisation already hold the
 session's policy and ambient profile, and it ends when the client closes stdin (or the process is
-asked to stop with SIGTERM or SIGINT), which queues its extraction run.
+asked to stop with SIGTERM or SIGINT), which queues its extraction run. Before it opens, the
+sessions of servers on this host that died without ending theirs are ended (:func:`.owners.sweep`).
 
 Both protocol eras the SDK serves work here: the initialize handshake and the 2026-07-28
 per-request envelope. Over stdio the process is the session either way.
@@ -17,6 +18,7 @@ import sys
 from typing import Any
 
 from .memory_session import McpMemorySession, Principal
+from .owners import sweep_at_start, this_process
 from .protocol import anyio, build_server, types
 from .stdio_streams import claimed_stdio
 
@@ -35,7 +37,9 @@ def serve_stdio(service, principal: Principal, *, ambient: bool | None = None, r
     ``ready`` (optional) is called with the memory session once it is open (the CLI prints its id
     to stderr, which is never part of the protocol stream).
     """
-    memory = McpMemorySession(service, principal, ambient=ambient)
+    me = this_process()
+    sweep_at_start(service, me)
+    memory = McpMemorySession(service, principal, ambient=ambient, transport="stdio", owner=me)
     if ready is not None:
         ready(memory)
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
@@ -45,17 +49,20 @@ def serve_stdio(service, principal: Principal, *, ambient: bool | None = None, r
 
     for sig in previous:
         signal.signal(sig, stop)
+    reason = "the server failed"
     try:
         anyio.run(_serve, memory)
+        reason = "the client closed stdin"
     except (_Stop, KeyboardInterrupt):
-        pass
+        reason = "the server was stopped"
     except BaseExceptionGroup as group:  # anyio wraps the signal's exception in the task group's
         if not group.subgroup((_Stop, KeyboardInterrupt)):
             raise
+        reason = "the server was stopped"
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        run_id = memory.end()
+        run_id = memory.end(reason)
     return run_id
 
 

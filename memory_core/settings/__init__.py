@@ -345,7 +345,9 @@ class McpSettings(_Section):
     session_idle_s: float = Field(
         1800.0, gt=0, le=7 * 86400,
         description="An MCP session over streamable HTTP with no request in flight for this long is closed, its "
-        "memory session ended and extraction queued (as when the client deletes the session).",
+        "memory session ended and extraction queued (as when the client deletes the session). A session whose server "
+        "went silent (killed, or on a host that is gone) is ended by any other running server once it has shown no "
+        "sign of life for this long plus a quarter of it; its last activity is written at most every quarter.",
     )
     max_sessions: int = Field(1000, ge=1, le=100_000, description="Most MCP HTTP sessions one server process keeps open; "
                               "a client opening one more gets 503 until one ends.")

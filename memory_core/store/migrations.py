@@ -11,7 +11,7 @@ import sqlite3
 from collections.abc import Callable
 
 from ..errors import MigrationError
-from . import migrations_ambient, migrations_hardening, migrations_hostmem, migrations_mcp, migrations_search
+from . import migrations_ambient, migrations_hardening, migrations_hostmem, migrations_mcp, migrations_mcp_owners, migrations_search
 
 Migration = Callable[[sqlite3.Connection], None]
 MIGRATIONS: dict[int, tuple[str, Migration]] = {}
@@ -444,7 +444,7 @@ migration(91, "ambient profile decisions per record lineage")(migrations_ambient
 migration(92, "session context: the prompt prefix as the model received it")(migrations_ambient.session_context)
 # Host-issued conditional memory (issue 15): decisions per user turn and recorded fitness results.
 migration(95, "host-issued memory decisions and fitness results")(migrations_hostmem.host_memory_tables)
-# The MCP server's API keys and the host sessions its hooks report (issue 25).
+# Issue 25: the MCP server's API keys, host sessions, session owners; issue 27: the extractor's search origin.
 migration(100, "API keys and host sessions reported by hooks")(migrations_mcp.mcp_tables)
-# The extractor's related-record searches get their own origin (issue 27).
 migration(105, "search origin: extraction too")(migrations_search.extraction_origin)
+migration(106, "MCP session owners and session end reasons")(migrations_mcp_owners.session_owners)

@@ -49,7 +49,7 @@ TABLES: tuple[tuple[str, str], ...] = (
     ("events", "seq"), ("write_log", "seq"), ("search_log", "seq"), ("search_settings", "id"),
     ("index_changes", "version"), ("ambient_decisions", "seq"), ("session_context", "session_id"),
     ("host_memory_decisions", "rowid"), ("fitness_results", "rowid"),
-    ("api_keys", "id"), ("host_sessions", "session_id"),
+    ("api_keys", "id"), ("host_sessions", "session_id"), ("mcp_session_owners", "session_id"),
 )
 ROWID_TABLES = {"record_entities", "sessions", "extraction_runs", "host_memory_decisions", "fitness_results"}  # SQLite rowid ↔ PostgreSQL rowid column
 BYTES_COLUMNS = {("records", "embedding"), ("search_log", "trace")}

@@ -56,7 +56,7 @@ def new_key(target, agent_id: str, user_id: str, kind: str = "model", project_id
 class ServerProcess:
     """``agent-memory mcp --http`` on a free loopback port; every output line is kept."""
 
-    def __init__(self, target, *, log_level: str = "warning", extra_args=(), **settings: str) -> None:
+    def __init__(self, target, *, log_level: str = "warning", extra_args=(), wait: bool = True, **settings: str) -> None:
         command = [sys.executable, "-m", "memory_core.cli", "mcp", "--http", "--port", "0", "--path", str(target),
                    "--log-level", log_level, *extra_args]
         self.proc = subprocess.Popen(command, cwd=ROOT, env=server_env(**settings), stdout=subprocess.PIPE,
@@ -64,8 +64,19 @@ class ServerProcess:
         self.lines: list[str] = []
         self._queue: queue.Queue[str | None] = queue.Queue()
         threading.Thread(target=self._pump, daemon=True).start()
+        if wait:
+            self.ready()
+
+    @classmethod
+    def starting(cls, target, **options) -> "ServerProcess":
+        """Launch a server without waiting for it (call :meth:`ready`), so several can start at once."""
+        return cls(target, wait=False, **options)
+
+    def ready(self) -> "ServerProcess":
+        """Block until the server prints its URL (its start-up sweep is done by then)."""
         self.url = self.wait_for(READY).group(1)
         self.base = self.url[: -len("/mcp")]
+        return self
 
     def _pump(self) -> None:
         for line in self.proc.stdout:

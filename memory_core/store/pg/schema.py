@@ -24,9 +24,11 @@ two column by column), with these PostgreSQL forms:
 Migration 2 is SQLite's 90-95 (search origin, ambient decisions, session context, host-issued
 memory decisions and fitness results).
 
-Migration 4 is SQLite's 100 (API keys and host sessions, ``schema_mcp.py``).
+Migration 5 is SQLite's 100 (API keys and host sessions, ``schema_mcp.py``).
 
 Migration 6 is SQLite's 105 (a search's origin may be ``extraction``).
+
+Migration 7 is SQLite's 106 (MCP session owners, ``sessions.end_reason``; ``schema_mcp.py``).
 
 Migration 3 has no SQLite counterpart: ``record_counts``, the number of records with a vector per
 (scope, status, type), kept by statement-level triggers on ``records`` (transition tables, so a
@@ -230,6 +232,14 @@ def _p0006_extraction_origin(conn) -> None:
     conn.execute_native("ALTER TABLE search_log DROP CONSTRAINT search_log_origin_check")
     conn.execute_native("ALTER TABLE search_log ADD CONSTRAINT search_log_origin_check "
                         "CHECK (origin IS NULL OR origin IN ('model','host','admin','eval','extraction'))")
+
+
+@pg_migration(7, "MCP session owners and session end reasons (SQLite migration 106)")
+def _p0007_mcp_owners(conn) -> None:
+    from .schema_mcp import MCP_OWNERS
+
+    for statement in split_statements(MCP_OWNERS):
+        conn.execute_native(statement)
 
 
 def split_statements(script: str) -> list[str]:

@@ -1,4 +1,4 @@
-"""PostgreSQL migration 4: SQLite's migration 100 (API keys, host sessions; see ``store/migrations_mcp.py``)."""
+"""PostgreSQL migrations 5 and 7: SQLite's 100 (API keys, host sessions; see ``store/migrations_mcp.py``) and 106 (MCP session owners)."""
 
 from __future__ import annotations
 
@@ -33,4 +33,21 @@ CREATE TABLE host_sessions (
     ended_at text
 );
 CREATE INDEX host_sessions_host_id ON host_sessions(host, agent_id, user_id, host_session_id, started_at);
+"""
+
+# Migration 7: SQLite's 106 (who serves each MCP session, why a session ended; ``store/migrations_mcp_owners.py``).
+MCP_OWNERS = """
+ALTER TABLE sessions ADD COLUMN end_reason text;
+CREATE INDEX sessions_open ON sessions(started_at) WHERE ended_at IS NULL;
+
+CREATE TABLE mcp_session_owners (
+    session_id text PRIMARY KEY REFERENCES sessions(id),
+    transport text NOT NULL CHECK (transport IN ('stdio', 'http')),
+    host_name text NOT NULL,
+    pid_namespace text,
+    pid bigint NOT NULL,
+    process_start text,
+    started_at text NOT NULL,
+    last_activity_at text NOT NULL
+);
 """

@@ -7,8 +7,16 @@ from pathlib import Path
 import pytest
 
 from memory_core.cli import main
+from memory_core.store.backend import open_store
 
 ROOT = Path(__file__).resolve().parents[3]
+
+
+def made_store(tmp_path) -> str:
+    """An existing (migrated, empty) store file: these commands refuse a missing one."""
+    path = tmp_path / "m.sqlite"
+    open_store(path, "2026-01-01T00:00:00Z").close()
+    return str(path)
 
 
 def test_the_mcp_command_says_how_to_install_the_sdk_when_it_is_missing(tmp_path):
@@ -33,10 +41,29 @@ def test_bad_arguments_are_refused_with_a_reason(tmp_path, capsys, monkeypatch, 
     import io
 
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b'{"session_id": "s"}')))
-    code = main([a.replace("{store}", str(tmp_path / "m.sqlite")) for a in argv])
+    code = main([a.replace("{store}", made_store(tmp_path)) for a in argv])
     assert code in (1, 2)  # 2 is the CLI's refusal; a hook never exits 2 (Claude Code would block), it exits 1
     assert (code == 1) == (argv[0] == "hook")
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [
+    ["keys", "create", "--agent-id", "a", "--user-id", "u"], ["keys", "list"], ["keys", "revoke", "key_0000000000000000"],
+    ["mcp", "--agent-id", "a", "--user-id", "u"], ["mcp", "--http", "--port", "0"],
+    ["hook", "SessionStart", "--agent-id", "a", "--user-id", "u"],
+])
+def test_a_missing_store_is_refused_and_not_created(tmp_path, capsys, monkeypatch, argv):
+    import io
+
+    payload = b'{"session_id": "s-1", "hook_event_name": "SessionStart", "source": "startup"}'
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(payload)))
+    missing = tmp_path / "typo" / "m.sqlite"
+    missing.parent.mkdir()
+    code = main([*argv, "--path", str(missing)])
+    err = capsys.readouterr().err
+    assert code == 1  # the store is unusable (a hook's refusals are exit 1 too, never 2)
+    assert "no store at" in err and "agent-memory init" in err and "Traceback" not in err
+    assert list(missing.parent.iterdir()) == []  # nothing written: no store file, no -wal or -shm
 
 
 def test_keys_create_prints_the_token_last_and_keys_list_never_shows_it(tmp_path, capsys):
@@ -44,7 +71,7 @@ def test_keys_create_prints_the_token_last_and_keys_list_never_shows_it(tmp_path
     from memory_core.mcp.keys import verify_token
     from memory_core.settings import default_settings
 
-    store = str(tmp_path / "m.sqlite")
+    store = made_store(tmp_path)
     assert main(["keys", "create", "--agent-id", "assistant", "--user-id", "alice", "--kind", "host", "--path", store]) == 0
     out = capsys.readouterr().out.strip().splitlines()
     token = out[-1]
@@ -73,7 +100,7 @@ def test_the_http_servers_connections_send_each_write_at_once(tmp_path, monkeypa
 
     handed = []
     monkeypatch.setattr(uvicorn.Server, "run", lambda self, sockets=None: handed.extend(sockets or []))
-    assert main(["mcp", "--http", "--port", "0", "--path", str(tmp_path / "m.sqlite")]) == 0
+    assert main(["mcp", "--http", "--port", "0", "--path", made_store(tmp_path)]) == 0
     (listener,) = handed
 
     async def accept_one() -> int:
