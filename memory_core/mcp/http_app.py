@@ -29,7 +29,7 @@ from .hook_recorder import HookRecorder
 from .http_sessions import HttpSessions
 from .keys import KeyPrincipal, verify_token
 from .memory_session import McpMemorySession, Principal
-from .protocol import anyio
+from .protocol import anyio, settle_heap
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +93,7 @@ class McpHttpApp:
 
     async def _lifespan(self, receive, send) -> None:
         await receive()  # lifespan.startup
+        settle_heap()
         async with anyio.create_task_group() as group:
             self.sessions.bind(group)
             await send({"type": "lifespan.startup.complete"})

@@ -45,6 +45,17 @@ def server_version() -> str:
         return "0"
 
 
+def settle_heap() -> None:
+    """Collect once, then move every object alive now (modules, models, the embedder, the index)
+    out of the cyclic collector's reach (``gc.freeze``). Called when a server has opened its store
+    and is about to serve: a full collection then scans only what serving allocated since, not the
+    whole loaded process again, which on a 1K store took about 100 ms, inside some tool call."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+
+
 def _tool(definition: dict[str, Any]) -> types.Tool:
     return types.Tool(name=definition["name"], description=definition["description"],
                       input_schema=definition["inputSchema"],

@@ -17,7 +17,7 @@ import sys
 from typing import Any
 
 from .memory_session import McpMemorySession, Principal
-from .protocol import anyio, build_server, types
+from .protocol import anyio, build_server, settle_heap, types
 from .stdio_streams import JsonRpcReader, JsonRpcWriter, claimed_stdio
 
 PARSE_ERROR = -32700
@@ -36,6 +36,7 @@ def serve_stdio(service, principal: Principal, *, ambient: bool | None = None, r
     to stderr, which is never part of the protocol stream).
     """
     memory = McpMemorySession(service, principal, ambient=ambient)
+    settle_heap()
     if ready is not None:
         ready(memory)
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
