@@ -3,7 +3,7 @@ streamable HTTP against in-process calls, interleaved call by call in one run, t
 HTTP clients.
 
     .venv/bin/python -m benchmarks.mcp_latency [--searches 300] [--concurrent 8] [--per-client 40]
-                                               [--baseline CHECKOUT]
+                                               [--baseline CHECKOUT] [--no-floor]
 
 The store is the search benchmark's 1K store (benchmarks/search_corpus.py), copied to a scratch
 file so the sessions and keys of this run stay out of it. The principal is the search benchmark's
@@ -22,6 +22,11 @@ What each path's time includes (all measured in this process around one call, in
   and validation of the reply.
 - HTTP: the same over streamable HTTP (``agent-memory mcp --http``, a model key; the server serves
   2025-11-25 sessions), the SDK's own ``create_mcp_http_client``.
+- floor (on by default, ``--no-floor`` leaves it out): the same SDK client calling a bare
+  ``mcp.server.MCPServer`` whose one tool returns a constant small dict (benchmarks/mcp_floor.py),
+  launched as ours is, over stdio and over HTTP (the client pinned to the 2025-11-25 handshake, as
+  our HTTP server serves). Its p50 is what the SDK and the transport cost with none of our code: the
+  part of the budget that is not ours to spend. Floor rows call ``ping`` in every tool's rounds.
 
 Every round makes one call on each path with the same arguments, the order rotating from round to
 round, so a change in the machine's load reaches every path alike (the reason for interleaving:
@@ -218,6 +223,49 @@ async def _http(stack, name: str, server: _Server, token: str) -> _Mcp:
     return _Mcp(name, client, server.proc.pid)
 
 
+class _Floor(_Mcp):
+    """The bare SDK server of benchmarks/mcp_floor.py: every call is its constant ``ping``."""
+
+    async def call(self, tool: str, arguments: dict) -> None:
+        result = await self.client.call_tool("ping", {})
+        assert not result.is_error and result.structured_content == {"ok": True}, result
+
+
+class _FloorServer(_Server):
+    """``python -m benchmarks.mcp_floor http`` on a free port."""
+
+    def __init__(self) -> None:  # noqa: D107 - the class docstring says it
+        self.proc = subprocess.Popen([sys.executable, "-m", "benchmarks.mcp_floor", "http"], cwd=ROOT, env=_env(ROOT),
+                                     stderr=subprocess.PIPE, text=True)
+        for line in self.proc.stderr:
+            if "floor MCP on http://" in line:
+                self.url = line.split(" on ", 1)[1].split()[0]
+                break
+        else:
+            raise RuntimeError("the floor's HTTP server did not start")
+
+
+async def _floor_stdio(stack) -> _Floor:
+    from mcp import Client, StdioServerParameters
+
+    params = StdioServerParameters(command=sys.executable, cwd=str(ROOT), env=_env(ROOT), args=["-m", "benchmarks.mcp_floor"])
+    before = _children() if sys.platform == "linux" else set()
+    client = await stack.enter_async_context(Client(params))
+    started = _children() - before if sys.platform == "linux" else set()
+    return _Floor("floor_stdio", client, started.pop() if len(started) == 1 else None)
+
+
+async def _floor_http(stack, server: _FloorServer) -> _Floor:
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    http = await stack.enter_async_context(create_mcp_http_client())
+    # legacy: the 2025-11-25 handshake our HTTP server serves (left to itself the client would pick 2026-07-28)
+    client = await stack.enter_async_context(Client(streamable_http_client(server.url, http_client=http), mode="legacy"))
+    return _Floor("floor_http", client, server.proc.pid)
+
+
 def _logged_ms(service, paths: list[_Path], after_seq: int, calls: int) -> dict[str, list[float]]:
     """Each path's searches as the service logged them (search_log.total_ms, in call order): the
     search's own time inside whichever process ran it. Rows written by another process may land a
@@ -258,7 +306,8 @@ async def _rounds(service, paths: list[_Path], tool: str, arguments: list[dict])
                           "cpu_server_ms": None if None in (cpu_before, cpu_after) else round((cpu_after - cpu_before) / n * 1000.0, 2),
                           "server_switches": None if None in (cs_before, cs_after) else round((cs_after - cs_before) / n, 1)}
     if tool == "memory_search":
-        for name, logged in _logged_ms(service, paths, after_seq, len(arguments) - WARM).items():
+        logging = [p for p in paths if p.session_id is not None]  # the floor's server has no memory session
+        for name, logged in _logged_ms(service, logging, after_seq, len(arguments) - WARM).items():
             if len(logged) == len(times[name]):  # the nth row is the nth timed call (each path's calls are sequential)
                 out[name]["search_logged"] = summary(logged)
                 out[name]["outside_search"] = summary([t - s for t, s in zip(times[name], logged)])
@@ -310,6 +359,8 @@ def measure(path: Path, token: str, calls: dict[str, list[dict]], baseline: Path
             if baseline is not None:
                 paths += [await _stdio(stack, "stdio_before", baseline, path),
                           await _http(stack, "http_before", servers["http_before"], token)]
+            if "floor_http" in servers:
+                paths += [await _floor_stdio(stack), await _floor_http(stack, servers["floor_http"])]
             stats = {}
             for tool, arguments in calls.items():
                 local.text_ms.clear()
@@ -323,7 +374,8 @@ def measure(path: Path, token: str, calls: dict[str, list[dict]], baseline: Path
 
 LABELS = {"in_process": "in-process `McpMemorySession.call`", "sdk_in_memory": "SDK client and server in this process, memory streams",
           "stdio": "MCP stdio, SDK client", "http": "MCP HTTP, SDK client",
-          "stdio_before": "MCP stdio, SDK client, baseline server", "http_before": "MCP HTTP, SDK client, baseline server"}
+          "stdio_before": "MCP stdio, SDK client, baseline server", "http_before": "MCP HTTP, SDK client, baseline server",
+          "floor_stdio": "floor: bare SDK `MCPServer`, constant tool, stdio", "floor_http": "floor: bare SDK `MCPServer`, constant tool, HTTP"}
 
 
 def _checks(stats: dict) -> dict:
@@ -333,8 +385,9 @@ def _checks(stats: dict) -> dict:
         for name, row in by_path.items():
             if name == "in_process":
                 continue
-            budget = TARGETS.get(name.split("_")[0])
-            over = round(row["p50"] - reference, 2)
+            floor = name.startswith("floor")
+            budget = None if floor else TARGETS.get(name.split("_")[0])
+            over = round(row["p50"] - (0.0 if floor else reference), 2)  # the floor's tool costs nothing: all of it is overhead
             out.setdefault(tool, {})[name] = {"p50": row["p50"], "over_in_process_ms": over, "budget_ms": budget,
                                               "met": None if budget is None else over <= budget,
                                               "ratio": round(row["p50"] / reference, 3)}
@@ -352,6 +405,8 @@ def _markdown(data: dict, args) -> str:
                 met = (f" (budget +{c['budget_ms']:g}: {'met' if c['met'] else 'NOT met'})"
                        if tool == "memory_search" and c["budget_ms"] is not None else "")
                 over, ratio = f"{c['over_in_process_ms']:+}{met}", c["ratio"]
+                if name.startswith("floor"):
+                    over, ratio = f"{c['over_in_process_ms']:+} (over nothing)", ""
             server = "" if st["cpu_server_ms"] is None else st["cpu_server_ms"]
             switches = "" if st.get("server_switches") is None else st["server_switches"]
             rows.append([f"`{tool}`", label, st["n"], st["p50"], st["p95"], st["mean"], over, ratio, st["cpu_here_ms"], server,
@@ -359,13 +414,20 @@ def _markdown(data: dict, args) -> str:
     split = [[LABELS[name], st["p50"], st["search_logged"]["p50"], st["outside_search"]["p50"], st["outside_search"]["p95"]]
              for name, st in data["stats"].get("memory_search", {}).items() if "search_logged" in st]
     conc = data["concurrency"]
+    floors = []
+    for tool, by_path in data["checks"].items():
+        for transport in ("stdio", "http"):
+            if f"floor_{transport}" in by_path and transport in by_path:
+                ours, floor = by_path[transport]["over_in_process_ms"], by_path[f"floor_{transport}"]["p50"]
+                floors.append(f"`{tool}` over {transport}: ours {ours:+} ms over in-process, the floor {floor} ms over "
+                              f"nothing, so {ours - floor:+.2f} ms is ours (budget {TARGETS[transport]:g} ms).")
     lines = [
         f"MCP tool calls on 1,000 records (the search benchmark's store), warm, query-vector cache off, {args.searches} "
         f"calls per tool and path, every path called once per round (order rotating), times at the client in ms; "
         f"{machine()['cpus']} CPUs shared with other work; `uptime` load average (1, 5, 15 min) at the start "
         f"{data['load_average']['start']}, after the rounds {data['load_average']['after rounds']}, at the end "
         f"{data['load_average']['end']}. Reproduce: `.venv/bin/python -m benchmarks.mcp_latency"
-        + (" --baseline CHECKOUT" if args.baseline else "") + "`.", "",
+        + (" --baseline CHECKOUT" if args.baseline else "") + ("" if args.floor else " --no-floor") + "`.", "",
         markdown_table(["tool", "path", "n", "p50", "p95", "mean", "p50 over in-process (ms)", "p50 / in-process p50",
                         "CPU ms/call, this process", "CPU ms/call, server", "server context switches/call"], rows), "",
         "Rendering a result as the text a model reads (`format_tool_result`), which the server does and the in-process "
@@ -377,6 +439,9 @@ def _markdown(data: dict, args) -> str:
         markdown_table(["path", "call p50", "search inside the service p50", "outside the search p50",
                         "outside the search p95"], split), "",
     ]
+    if floors:
+        lines += ["The floor (a bare SDK server's constant tool, same client, same rounds) against ours, p50: "
+                  + " ".join(floors), ""]
     for name, c in conc.items():
         lat = c["latency"]
         server = "this server" if name == "http" else "baseline server"
@@ -393,6 +458,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-client", type=int, default=40)
     parser.add_argument("--baseline", type=Path, default=None,
                         help="another checkout (e.g. a worktree of main) whose servers join the same rounds")
+    parser.add_argument("--no-floor", dest="floor", action="store_false",
+                        help="leave out the bare SDK server's constant tool (benchmarks/mcp_floor.py)")
     args = parser.parse_args(argv)
     path = _scratch_store()
     with MemoryService.open(path, load_settings()) as service:
@@ -406,10 +473,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.baseline is not None:
             servers["http_before"] = _Server(args.baseline.resolve(), path)
+        if args.floor:
+            servers["floor_http"] = _FloorServer()
         stats, protocol = measure(path, token, calls, args.baseline, servers)
         loads["after rounds"] = load_average()
         concurrency = {name: concurrent_http(server.url, token, args.concurrent, args.per_client)
-                       for name, server in servers.items()}
+                       for name, server in servers.items() if not name.startswith("floor")}
     finally:
         for server in servers.values():
             server.stop()

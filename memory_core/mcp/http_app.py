@@ -30,7 +30,7 @@ from .http_sessions import HttpSessions
 from .keys import KeyPrincipal, verify_token
 from .memory_session import McpMemorySession, Principal
 from .owners import sweep_at_start
-from .protocol import anyio
+from .protocol import anyio, settle_heap
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +95,7 @@ class McpHttpApp:
     async def _lifespan(self, receive, send) -> None:
         await receive()  # lifespan.startup
         await anyio.to_thread.run_sync(sweep_at_start, self.service, self.sessions.owner, limiter=self.limiter)
+        settle_heap()
         async with anyio.create_task_group() as group:
             self.sessions.bind(group)
             group.start_soon(self.sessions.sweep_forever, self.service)

@@ -19,8 +19,8 @@ from typing import Any
 
 from .memory_session import McpMemorySession, Principal
 from .owners import sweep_at_start, this_process
-from .protocol import anyio, build_server, types
-from .stdio_streams import claimed_stdio
+from .protocol import anyio, build_server, settle_heap, types
+from .stdio_streams import JsonRpcReader, JsonRpcWriter, claimed_stdio
 
 PARSE_ERROR = -32700
 
@@ -40,6 +40,7 @@ def serve_stdio(service, principal: Principal, *, ambient: bool | None = None, r
     me = this_process()
     sweep_at_start(service, me)
     memory = McpMemorySession(service, principal, ambient=ambient, transport="stdio", owner=me)
+    settle_heap()
     if ready is not None:
         ready(memory)
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
@@ -69,28 +70,33 @@ def serve_stdio(service, principal: Principal, *, ambient: bool | None = None, r
 async def _serve(memory: McpMemorySession) -> None:
     from mcp.server.stdio import stdio_server
 
+    from mcp.shared.message import SessionMessage
+
     server = build_server(memory, anyio.CapacityLimiter(THREADS))
-    # Pipes are read and written on the event loop (stdio_streams); anything else through the SDK's threads.
+    parse_error = SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(
+        code=PARSE_ERROR, message="Parse error: the line is not a JSON-RPC message")))
+    # Pipes are read and written on the event loop by the server's own tasks (stdio_streams);
+    # anything else through the SDK's transport and its threads.
     with claimed_stdio() as wire:
-        async with (stdio_server(*wire) if wire is not None else stdio_server()) as (read_stream, write_stream):
-            to_server, from_client = anyio.create_memory_object_stream(0)
-            async with anyio.create_task_group() as group:
-                group.start_soon(_answer_unreadable_lines, read_stream, write_stream, to_server)
-                await server.run(from_client, write_stream, server.create_initialization_options())
-                group.cancel_scope.cancel()
+        if wire is not None:
+            replies = JsonRpcWriter(wire[1])
+            await server.run(JsonRpcReader(wire[0], replies, parse_error), replies, server.create_initialization_options())
+        else:
+            async with stdio_server() as (read_stream, write_stream):
+                to_server, from_client = anyio.create_memory_object_stream(0)
+                async with anyio.create_task_group() as group:
+                    group.start_soon(_answer_unreadable_lines, read_stream, write_stream, to_server, parse_error)
+                    await server.run(from_client, write_stream, server.create_initialization_options())
+                    group.cancel_scope.cancel()
     sys.stdout.flush()
 
 
-async def _answer_unreadable_lines(read_stream, write_stream, to_server) -> None:
+async def _answer_unreadable_lines(read_stream, write_stream, to_server, parse_error) -> None:
     """Pass the client's messages on; answer a line that is not a JSON-RPC message with a parse error
     (JSON-RPC 2.0 asks for one; the SDK's stdio loop would drop the line without a word)."""
-    from mcp.shared.message import SessionMessage
-
-    parse_error = types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(
-        code=PARSE_ERROR, message="Parse error: the line is not a JSON-RPC message"))
     async with to_server:
         async for item in read_stream:
             if isinstance(item, Exception):
-                await write_stream.send(SessionMessage(parse_error))
+                await write_stream.send(parse_error)
             else:
                 await to_server.send(item)

@@ -103,6 +103,87 @@ class LineWriter:
         """Nothing is buffered: every write has reached the descriptor when it returns."""
 
 
+class JsonRpcWriter:
+    """The server's write stream over a :class:`LineWriter`: each message is encoded as the SDK's
+    stdio transport encodes it (one JSON line) and written by the task that sends it, so no writer
+    task and no memory stream stand between a response and the pipe. A lock keeps two messages
+    from interleaving when the pipe is full and a write has to wait."""
+
+    def __init__(self, lines: LineWriter) -> None:
+        self._lines = lines
+        self._lock = anyio.Lock()
+        self._closed = False
+
+    async def send(self, item) -> None:
+        """Write one ``SessionMessage``; raises ``anyio.ClosedResourceError`` once closed."""
+        if self._closed:
+            raise anyio.ClosedResourceError
+        text = item.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
+        async with self._lock:
+            await self._lines.write(text)
+
+    async def aclose(self) -> None:
+        self._closed = True
+
+    async def __aenter__(self) -> JsonRpcWriter:
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.aclose()
+
+
+class JsonRpcReader:
+    """The server's read stream over a :class:`LineReader`: each line validated as a JSON-RPC
+    message as the SDK's stdio transport validates it, in the task that asks for the next message
+    (no reader task, no memory stream). A line that is not a JSON-RPC message gets ``parse_error``
+    (a ``SessionMessage``) written back through ``replies`` and is skipped: JSON-RPC 2.0 asks for
+    an answer, where the SDK's own loop would drop the line without a word."""
+
+    def __init__(self, lines: LineReader, replies: JsonRpcWriter, parse_error) -> None:
+        from mcp.shared.message import SessionMessage
+        from mcp_types import jsonrpc_message_adapter
+
+        self._lines = lines
+        self._replies = replies
+        self._parse_error = parse_error
+        self._validate = jsonrpc_message_adapter.validate_json
+        self._message = SessionMessage
+        self._closed = False
+
+    async def receive(self):
+        """The next ``SessionMessage``; ``anyio.EndOfStream`` when the client has closed its end."""
+        while not self._closed:
+            try:
+                line = await self._lines.__anext__()
+            except StopAsyncIteration:
+                raise anyio.EndOfStream from None
+            try:
+                message = self._validate(line, by_name=False)
+            except Exception:  # noqa: BLE001 - whatever the validator says, the line is unreadable
+                await self._replies.send(self._parse_error)
+                continue
+            return self._message(message)
+        raise anyio.ClosedResourceError
+
+    def __aiter__(self) -> JsonRpcReader:
+        return self
+
+    async def __anext__(self):
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        self._closed = True
+
+    async def __aenter__(self) -> JsonRpcReader:
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.aclose()
+
+
 @contextmanager
 def claimed_stdio() -> Iterator[tuple[LineReader, LineWriter] | None]:
     """Stdin and stdout as event-loop streams, or None when they are not both pipes or sockets
