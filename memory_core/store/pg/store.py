@@ -109,7 +109,10 @@ class PgStore(Store):
                 finally:
                     self._depth -= 1
                 return
-            self._send([("BEGIN", ()), *lock_statements(scopes)], opening=True)
+            # BEGIN and the locks are queued, not sent: they travel with the transaction's first
+            # statement (usually its first read), in order, so that read still runs under the locks.
+            self.conn.deferred.extend([("BEGIN", None), *lock_statements(scopes)])
+            self.conn.in_transaction = True
             self._depth, self._held, self._changes, self._deferred = 1, held_by(scopes), [], []
             try:
                 yield self.conn
@@ -126,21 +129,24 @@ class PgStore(Store):
             self._changes, self._deferred = [], []
             self._send(closing)
 
-    def _send(self, statements: list[tuple[str, object]], opening: bool = False) -> None:
-        """Statements sent together in pipeline mode (one round trip); any failure rolls back."""
+    def _send(self, statements: list[tuple[str, object]]) -> None:
+        """Statements sent together in pipeline mode (one round trip), after any the connection has
+        queued (:meth:`PgConnection.defer`, the transaction's BEGIN and locks); any failure rolls back."""
         raw = self.conn.raw
+        queued, self.conn.deferred = self.conn.deferred, []
         self.conn.statements += 1
         try:
             with raw.pipeline():
-                for statement, params in statements:
+                for statement, params in [*queued, *statements]:
                     raw.execute(statement, params or None)
-            self.conn.in_transaction = opening
+            self.conn.in_transaction = False
         except psycopg.Error as exc:
             self._rollback()
             raise as_sqlite_error(exc) from exc
 
     def _rollback(self) -> None:
         self._changes, self._deferred = [], []
+        self.conn.discard_deferred()
         self.conn.in_transaction = False
         raw = self.conn.raw
         if not raw.closed and raw.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
@@ -157,6 +163,7 @@ class PgStore(Store):
         return (len(self._changes), len(self._deferred))
 
     def rollback_to(self, conn: PgConnection, name: str, mark: Any) -> None:  # type: ignore[override]
+        conn.discard_deferred()  # queued since the savepoint (SAVEPOINT sent the earlier ones): undone anyway
         super().rollback_to(conn, name, mark)
         changes, deferred = mark
         del self._changes[changes:]
