@@ -43,10 +43,10 @@ def cmd_mcp(args) -> int:
     return _serve_stdio(args)
 
 
-def _open(path):
+def _open(path, pooled: bool = False):
     from .. import MemoryService, load_settings
 
-    return MemoryService.open(path, load_settings())
+    return MemoryService.open(path, load_settings(), pooled=pooled)
 
 
 def _serve_stdio(args) -> int:
@@ -91,7 +91,7 @@ def _serve_http(args) -> int:
     sock.listen(128)
     port = sock.getsockname()[1]
     host = f"[{args.host}]" if ":" in args.host else args.host
-    with _open(args.path) as service:
+    with _open(args.path, pooled=True) as service:  # many sessions at once: a connection pool on PostgreSQL
         app = McpHttpApp(service, loopback_only=args.host in LOOPBACK, ambient=args.ambient)
         app.on_ready = lambda: print(f"agent-memory MCP on http://{host}:{port}/mcp (hooks at /hooks; store "
                                      f"{redact_url(str(args.path))})", file=sys.stderr, flush=True)

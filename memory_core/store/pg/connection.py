@@ -16,6 +16,7 @@ works on both backends.
 from __future__ import annotations
 
 import sqlite3
+import threading
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any
@@ -131,20 +132,75 @@ class Cursor:
             yield row
 
 
+class SessionSettings:
+    """The ``SET`` statements a store's connections must all carry, in the order they were run."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.statements: dict[str, str] = {}  # setting name -> its latest SET statement
+        self.version = 0
+
+    def record(self, statement: str) -> None:
+        """Remember a session-level ``SET name = value`` (not ``SET LOCAL``, which ends with its transaction)."""
+        words = statement.split()
+        if len(words) < 2 or words[0].upper() != "SET" or words[1].upper() in ("LOCAL", "TRANSACTION", "CONSTRAINTS"):
+            return
+        name = words[1].split("=")[0].lower()
+        with self._lock:
+            self.statements[name] = statement
+            self.version += 1
+
+    def snapshot(self) -> tuple[int, list[str]]:
+        with self._lock:
+            return self.version, list(self.statements.values())
+
+
+class Family:
+    """What the connections of one store share: the round-trip count and the session settings."""
+
+    def __init__(self) -> None:
+        self.round_trips = 0
+        self.settings = SessionSettings()
+
+
 class PgConnection:
     """One psycopg connection speaking the store's SQL (see the module docstring)."""
 
     backend = "postgresql"
 
-    def __init__(self, url: str) -> None:
-        try:
-            self.raw = psycopg.connect(url, autocommit=True)
-        except psycopg.Error as exc:
-            raise as_sqlite_error(exc) from exc
+    def __init__(self, url: str | None = None, *, raw: psycopg.Connection | None = None,
+                 family: "Family | None" = None) -> None:
+        if raw is None:
+            try:
+                raw = psycopg.connect(url, autocommit=True)
+            except psycopg.Error as exc:
+                raise as_sqlite_error(exc) from exc
+        self.raw = raw
         self.raw.adapters.register_loader("numeric", _NumericLoader)
+        self.family = family if family is not None else Family()
+        self.applied = -1  # the family's settings version this connection carries (pooled connections)
         self.in_transaction = False
-        self.statements = 0  # round trips to the server (a statement, or a pipelined batch), for the benchmarks
         self.deferred: list[tuple[str, Any]] = []  # statements queued by defer(), sent before the next one
+
+    @property
+    def statements(self) -> int:
+        """Round trips to the server (a statement, or a pipelined batch), for the benchmarks and the
+        round-trip tests; shared by the connections of one store's pool."""
+        return self.family.round_trips
+
+    @statements.setter
+    def statements(self, value: int) -> None:
+        self.family.round_trips = value
+
+    def bring_up_to_date(self) -> None:
+        """Run the store's session settings this connection does not carry yet (pooled connections;
+        one round trip, only after a setting changed or for a new connection)."""
+        version, statements = self.family.settings.snapshot()
+        if self.applied == version:
+            return
+        if statements:
+            self._send([(statement, None, None) for statement in statements])
+        self.applied = version
 
     def execute(self, sql: str, params: Any = ()) -> Cursor:
         statement, returning = translate(sql)
@@ -191,6 +247,9 @@ class PgConnection:
         items = queued + items
         if not items:
             return []
+        for statement, _, _ in items:
+            if statement[:3].upper() == "SET":  # a session setting: every connection of the store carries it
+                self.family.settings.record(statement)
         self.statements += 1
         try:
             if len(items) == 1:
