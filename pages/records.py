@@ -9,6 +9,7 @@ from admin_ui.runtime import get_service, get_settings
 from admin_ui.views.download import render_download
 from admin_ui.views.memory_entry import render_write_form
 from admin_ui.views.record import render_record
+from admin_ui.views.who_reads import render_who_reads
 from admin_ui.views.widgets import (
     clicked_row, empty_state, labeller, md_escape, page_number, pager, permalink, show_flash, table,
 )
@@ -99,3 +100,4 @@ if chosen:
 
 st.divider()
 render_download(service, identity)
+render_who_reads(service, identity)  # the user role only

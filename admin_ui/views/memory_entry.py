@@ -6,7 +6,7 @@ import streamlit as st
 
 from ..auth.accounts import Identity
 from ..data import memory_entry
-from .widgets import flash, md_escape, reset_fields, show_error
+from .widgets import clear_selection, flash, md_escape, reset_fields, show_error
 
 SOURCE_NOTES = {
     "user_statement": "It is saved as your own statement (user_statement, confirmed), as if you had said it to an agent.",
@@ -68,8 +68,12 @@ def render_write_form(service, identity: Identity, users: list[str], key: str = 
                 st.rerun()
 
 
-def render_revise_form(service, identity: Identity, record, key: str, selection_key: str | None = None) -> None:
-    """A toggle that opens the form that writes a new version of ``record`` (only where the role may)."""
+def render_revise_form(service, identity: Identity, record, key: str, selection_key: str | None = None,
+                       table_key: str | None = None) -> None:
+    """A toggle that opens the form that writes a new version of ``record`` (only where the role may).
+
+    After a revise the new version opens, and the tick in table ``table_key`` is cleared: it sat on
+    the row of the version that is now superseded."""
     if not memory_entry.can_revise(identity, record):
         return
     if not st.toggle("Edit this record", key=f"{key}_revise_open"):
@@ -91,5 +95,7 @@ def render_revise_form(service, identity: Identity, record, key: str, selection_
             else:
                 flash(_outcome_message(f"Revised {record.id}: saved", out))
                 reset_fields(f"{key}_revise_reason", f"{key}_revise_open")
+                if table_key:
+                    clear_selection(table_key, *([selection_key] if selection_key else []))
                 _open(out.record.id, selection_key)
                 st.rerun()

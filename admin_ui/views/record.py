@@ -59,7 +59,7 @@ def render_record(service, identity: Identity, record: Record, key: str, selecti
     with tabs[5]:
         table(event_rows(service, record.id), key=f"{key}_events", empty="No events for this record.")
     if allow_forget:
-        render_revise_form(service, identity, record, key, selection_key)
+        render_revise_form(service, identity, record, key, selection_key, table_key)
         _forget_action(service, identity, record, key, selection_key, table_key)
 
 

@@ -14,7 +14,8 @@ decider and the entailment judge. Each role's own setting names its provider:
 An Anthropic role without an API key gets None and runs its offline path, as before. A role set
 to ``openai_compatible`` without ``openai_compatible.base_url`` or a model is a configuration
 error, raised when the service opens (InvalidInputError): the user asked for a server, so a
-silent fallback would hide a typo. Roles that name the same model share one client.
+silent fallback would hide a typo. ``openai_compatible.role_models`` and ``role_base_urls`` give
+some roles another model or another server; roles that name the same server and model share one client.
 """
 
 from __future__ import annotations
@@ -74,9 +75,10 @@ def check_openai_compatible(settings: Settings) -> None:
     if not wanted:
         return
     section = settings.openai_compatible
-    if not section.base_url:
+    serverless = [role for role in wanted if not (section.role_base_urls.get(role) or section.base_url)]
+    if serverless:
         raise InvalidInputError(
-            f"{', '.join(wanted)} use the openai_compatible provider, but openai_compatible.base_url is not set "
+            f"{', '.join(serverless)} use the openai_compatible provider, but openai_compatible.base_url is not set "
             "(e.g. MEMORY_OPENAI_COMPATIBLE__BASE_URL=http://localhost:11434/v1)", field="openai_compatible.base_url")
     unnamed = [role for role in wanted if not (section.role_models.get(role) or section.model)]
     if unnamed:
@@ -92,7 +94,7 @@ def build_role_models(settings: Settings, *, anthropic: LanguageModel | None = N
     ``http_client`` is passed to the OpenAI SDK (tests give one to inspect the traffic)."""
     check_openai_compatible(settings)
     section = settings.openai_compatible
-    clients: dict[str, LanguageModel] = {}
+    clients: dict[tuple[str, str], LanguageModel] = {}
     chosen: dict[str, LanguageModel | None] = {}
     for role, provider in role_providers(settings).items():
         if provider is None:
@@ -102,9 +104,12 @@ def build_role_models(settings: Settings, *, anthropic: LanguageModel | None = N
             chosen[role] = anthropic
             continue
         model = section.role_models.get(role) or section.model  # both checked above
-        if model not in clients:
+        base_url = section.role_base_urls.get(role) or section.base_url
+        if (base_url, model) not in clients:
             from .openai_client import OpenAICompatibleLLM, api_key_from_env
 
-            clients[model] = OpenAICompatibleLLM(section, model=model, api_key=api_key_from_env(section), http_client=http_client)
-        chosen[role] = clients[model]
+            server = section.model_copy(update={"base_url": base_url})
+            clients[(base_url, model)] = OpenAICompatibleLLM(server, model=model, api_key=api_key_from_env(section),
+                                                            http_client=http_client)
+        chosen[role] = clients[(base_url, model)]
     return RoleModels(**chosen)

@@ -161,7 +161,7 @@ class OpenAICompatibleSettings(_Section):
         None,
         description="Base URL of a server speaking OpenAI's chat-completions protocol, up to and including /v1 "
         "(Ollama http://localhost:11434/v1, vLLM http://localhost:8000/v1; docs/extraction.md). Required by every "
-        "role set to openai_compatible.",
+        "role set to openai_compatible that role_base_urls does not give a server of its own.",
     )
     model: str | None = Field(
         None, description="Model name the server serves (Ollama: qwen2.5:7b-instruct; vLLM: the --served-model-name)."
@@ -170,6 +170,11 @@ class OpenAICompatibleSettings(_Section):
         default_factory=dict,
         description="A different model for some roles, e.g. {\"rewrite\": \"qwen2.5:1.5b\"} (roles: extractor, "
         "reviewer, rewrite, host_memory, entailment); the others use model. As JSON in the environment.",
+    )
+    role_base_urls: dict[ModelRole, str] = Field(
+        default_factory=dict,
+        description="A different server for some roles, e.g. {\"rewrite\": \"http://localhost:8001/v1\"} (a small model "
+        "served apart); the others use base_url. Same roles as role_models; as JSON in the environment.",
     )
     api_key_env: str | None = Field(
         None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 
 from playwright.sync_api import Page, expect
 
@@ -129,11 +130,14 @@ def alerts(page: Page) -> list[str]:
 
 
 def eventually(page: Page, condition, timeout_ms: int = 15_000) -> bool:
-    """Poll ``condition()`` until true (the data grid redraws a moment after a run ends)."""
-    waited = 0
-    while waited <= timeout_ms:
+    """Poll ``condition()`` until true (the data grid redraws a moment after a run ends).
+
+    The limit is wall time, not a count of polls: a condition that itself waits (``table_text`` on a
+    grid that never appears waits up to 15 s per call) must not stretch a failing test to minutes."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    while True:
         if condition():
             return True
+        if time.monotonic() >= deadline:
+            return False
         page.wait_for_timeout(250)
-        waited += 250
-    return bool(condition())

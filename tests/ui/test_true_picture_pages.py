@@ -22,6 +22,23 @@ def test_after_a_forget_no_record_stays_open_and_the_table_is_a_fresh_widget(ope
     assert service_for(at).record(ids["guess"]).status == "deleted"
 
 
+def test_after_a_revise_the_new_version_opens_and_the_table_is_a_fresh_widget(open_page, ui_store):
+    _, ids = ui_store
+    at = open_page("records.py", "operator")
+    at.selectbox(key="records_selected").select(ids["guess"]).run()
+    at.toggle(key="records_detail_revise_open").set_value(True).run()
+    content = next(a for a in at.text_area if a.key.startswith("records_detail_revise_content_"))
+    content.input("Alice lives in Lisbon, since March.")
+    at.text_input(key="records_detail_revise_reason").input("she told me the month")
+    at.button(key="records_detail_revise_submit").click().run()
+    assert not at.exception
+    assert at.session_state["records_table__generation"] == 1  # the tick sat on the now-superseded row
+    assert service_for(at).record(ids["guess"]).status == "superseded"
+    new_id = at.query_params["record"][0] if isinstance(at.query_params["record"], list) else at.query_params["record"]
+    assert new_id != ids["guess"]
+    assert any(t.value.startswith(f"{new_id} · ") for t in at.text)  # the new version is what is open
+
+
 def test_after_a_confirm_the_queue_opens_nothing(open_page, ui_store):
     _, ids = ui_store
     at = open_page("review_queue.py", "reviewer")

@@ -171,3 +171,21 @@ def test_a_role_on_openai_compatible_without_a_server_or_model_is_refused_before
         MemoryService.open(path, default_settings(**sections), clock=clock, embedder=HashingEmbedder())
     assert missing in raised.value.message
     assert not path.exists()
+
+
+def test_role_base_urls_give_a_role_its_own_server_and_a_role_without_one_still_needs_the_default():
+    settings = default_settings(**served("http://127.0.0.1:9/v1", extraction={"extractor": "openai_compatible"},
+                                         retrieval={"rewrite_provider": "openai_compatible"}))
+    settings.openai_compatible.role_base_urls["rewrite"] = "http://127.0.0.1:10/v1"
+    models = build_role_models(settings)
+    assert models.extractor.base_url == "http://127.0.0.1:9/v1" and models.rewrite.base_url == "http://127.0.0.1:10/v1"
+    assert models.extractor is not models.rewrite  # same model name, another server: another client
+    assert "127.0.0.1:10" in str(models.rewrite._client.base_url)
+
+    only_rewrite = default_settings(openai_compatible={"model": "m", "role_base_urls": {"rewrite": "http://127.0.0.1:10/v1"}},
+                                    retrieval={"rewrite_provider": "openai_compatible"})
+    assert build_role_models(only_rewrite).rewrite.base_url == "http://127.0.0.1:10/v1"  # no default needed
+    only_rewrite.extraction.extractor = "openai_compatible"
+    with pytest.raises(InvalidInputError) as raised:
+        build_role_models(only_rewrite)
+    assert raised.value.message.startswith("extractor use the openai_compatible provider") and "rewrite" not in raised.value.message
