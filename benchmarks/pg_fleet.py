@@ -18,8 +18,8 @@ common start to the last process done. Phase 2, after a barrier: each runs ``--r
 ``memory_search`` (a query about one of its own records) and ``memory_get`` (one of its ids). The
 hashing embedder is used so the store, not the model, is measured. Afterwards every write's
 content is looked up: each must be stored exactly once (lost and duplicated are reported).
-PostgreSQL processes also count the statements they sent per operation (each about one round trip,
-except pipelined batches).
+PostgreSQL processes also count the round trips they made per operation (``PgConnection.statements``:
+a statement sent alone, or a pipelined batch of several, counts once).
 
 Beside the hosts, two other kinds of process share the store for the whole run, as in a team's
 deployment: ``--admins`` admin-app readers (each refreshes what the app's overview and records pages
@@ -325,7 +325,7 @@ def main() -> None:
                 data["runs"].append({"backend": "postgresql", "rtt_ms": rtt, **result})
                 print(f"postgresql rtt {rtt} x{writers}: {result['writes_per_s']} writes/s, write p50 "
                       f"{result['write_ms']['p50']} ms, search p50 {result['search_ms']['p50']} ms, get p50 "
-                      f"{result['get_ms']['p50']} ms, statements {result['statements_per_op']}", flush=True)
+                      f"{result['get_ms']['p50']} ms, round trips {result['statements_per_op']}", flush=True)
     finally:
         for proxy in proxies.values():
             proxy.stop()
@@ -356,7 +356,7 @@ def render(data: dict) -> str:
                      f"{r.get('extraction_runs', '')}/{r.get('extraction_queued', '')} ({_pair(r.get('extraction_run_ms'))})",
                      f"{r['load_before'][0]} → {r['load_after'][0]}"])
     header = ["backend", "round trip", "hosts", "writes", "lost", "dup", "writes/s", "vs 1 host", "write p50 / p95 ms",
-              "search p50 / p95 ms", "get p50 / p95 ms", "statements write / search / get", "admin refresh p50 / p95 ms",
+              "search p50 / p95 ms", "get p50 / p95 ms", "round trips write / search / get", "admin refresh p50 / p95 ms",
               "extraction runs done/queued (p50 / p95 ms)", "load (1 min)"]
     rtts = "; ".join(f"{'direct' if float(k) == 0 else k + ' ms'}: {v} ms" for k, v in (data.get("select1_ms") or {}).items())
     return (f"Fleet benchmark ({data['server']}; {data['machine']['cpus']} CPUs; load at start {data['load_start']}, "

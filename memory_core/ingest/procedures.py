@@ -79,7 +79,11 @@ def store_procedure(conn, record_id: str, procedure: dict[str, Any]) -> None:
 
 def load_procedure(conn, record_id: str) -> dict[str, Any] | None:
     """The procedure of a procedural record (None for records written without one)."""
-    row = procedure_row(conn, record_id)
+    return procedure_from_row(procedure_row(conn, record_id))
+
+
+def procedure_from_row(row) -> dict[str, Any] | None:
+    """A procedure row (``name, trigger, steps, pitfalls``) as the dict :func:`load_procedure` returns."""
     if row is None:
         return None
     return {"name": row["name"], "trigger": row["trigger"], "steps": loads(row["steps"], []), "pitfalls": loads(row["pitfalls"], [])}

@@ -12,7 +12,7 @@ from typing import Any
 from ..clock import format_ts
 from ..inputs import loggable
 from ..store.db import dumps
-from ..store.write_queries import insert_write_log
+from ..store.write_queries import append_write_log, insert_write_log
 
 MAX_LOGGED_TEXT = 4000  # a refused oversized input is logged cut, never whole
 MAX_LOGGED_DEPTH = 20  # and a refused deeply nested one cut at this depth
@@ -33,16 +33,21 @@ def candidate_of(req) -> dict[str, Any]:
 
 def insert_log_row(conn, *, at: str, operation: str, agent_id: str | None, user_id: str | None, session_id: str | None,
                    actor: str, outcome: str, record_id: str | None, status: str | None, source_kind: str | None,
-                   candidate: dict, validation: dict, stages: dict, total_ms: float) -> int:
-    """Append one write-log row; returns its seq.
+                   candidate: dict, validation: dict, stages: dict, total_ms: float, seq_needed: bool = True) -> int | None:
+    """Append one write-log row; returns its seq (None with ``seq_needed=False``, which lets the
+    PostgreSQL store send the insert with the transaction's COMMIT instead of on its own).
 
     Every text is stored in its :func:`~memory_core.inputs.loggable` form: a write refused for
     holding a lone surrogate still leaves its row (with the character escaped).
     """
     texts = loggable([operation, agent_id, user_id, session_id, actor, record_id, candidate, validation])
     operation, agent_id, user_id, session_id, actor, record_id, candidate, validation = texts
-    return insert_write_log(conn, (at, operation, agent_id, user_id, session_id, actor, outcome, record_id, status,
-                                   source_kind, dumps(candidate), dumps(validation), dumps(stages), total_ms))
+    values = (at, operation, agent_id, user_id, session_id, actor, outcome, record_id, status, source_kind,
+              dumps(candidate), dumps(validation), dumps(stages), total_ms)
+    if not seq_needed:
+        append_write_log(conn, values)
+        return None
+    return insert_write_log(conn, values)
 
 
 def clip(value: Any, _depth: int = 0) -> Any:

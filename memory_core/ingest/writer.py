@@ -118,7 +118,7 @@ class Ingestor:
 
     # -- the write log ----------------------------------------------------------------------------
 
-    def _log(self, conn, ctx: WriteContext) -> int:
+    def _log(self, conn, ctx: WriteContext) -> None:
         """The write-log row of a write that succeeded, in its transaction, with the outcome's timings."""
         result = ctx.outcome
         assert result is not None
@@ -126,11 +126,11 @@ class Ingestor:
                       "superseded": result.superseded, "conflicts_with": result.conflicts_with,
                       "claim_comparisons": ctx.match.compared if ctx.match is not None else []}
         req = ctx.req
-        return insert_log_row(
+        insert_log_row(
             conn, at=format_ts(self.clock.now()), operation=req.operation, agent_id=req.agent_id, user_id=req.user_id,
             session_id=req.session_id, actor=req.actor, outcome=result.outcome, record_id=result.record.id,
             status=result.record.status, source_kind=result.record.source_kind, candidate=candidate_of(req),
-            validation=validation, stages=result.stages, total_ms=result.total_ms,
+            validation=validation, stages=result.stages, total_ms=result.total_ms, seq_needed=False,
         )
 
     def _log_refusal_of(self, req: WriteRequest, exc: MemoryCoreError, timer: StageTimer) -> bool:

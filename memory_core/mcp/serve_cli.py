@@ -43,13 +43,14 @@ def cmd_mcp(args) -> int:
     return _serve_stdio(args)
 
 
-def _open(path):
-    """The store at ``path``; a missing one is refused (``agent-memory init`` makes stores), never created."""
+def _open(path, pooled: bool = False):
+    """The store at ``path`` (``pooled``: a connection pool on PostgreSQL, for the HTTP server); a missing
+    store is refused (``agent-memory init`` makes stores), never created."""
     from .. import MemoryService, load_settings
     from ..store.backend import require_store
 
     require_store(path)
-    return MemoryService.open(path, load_settings())
+    return MemoryService.open(path, load_settings(), pooled=pooled)
 
 
 def _serve_stdio(args) -> int:
@@ -94,7 +95,7 @@ def _serve_http(args) -> int:
     sock.listen(128)
     port = sock.getsockname()[1]
     host = f"[{args.host}]" if ":" in args.host else args.host
-    with _open(args.path) as service:
+    with _open(args.path, pooled=True) as service:  # many sessions at once: a connection pool on PostgreSQL
         app = McpHttpApp(service, loopback_only=args.host in LOOPBACK, ambient=args.ambient)
         app.on_ready = lambda: print(f"agent-memory MCP on http://{host}:{port}/mcp (hooks at /hooks; store "
                                      f"{redact_url(str(args.path))})", file=sys.stderr, flush=True)

@@ -79,11 +79,17 @@ class AccessResolver(Protocol):
 
 def resolve_access(conn: sqlite3.Connection, agent_id: str, user_id: str) -> ScopeAccess:
     """Compute the readable and writable scopes of (agent, user) from the grant table."""
+    return access_from_grants(agent_id, user_id, queries.agent_grants(conn, agent_id))
+
+
+def access_from_grants(agent_id: str, user_id: str, grant_rows) -> ScopeAccess:
+    """The readable and writable scopes of (agent, user), from the agent's grant rows
+    (``scope_kind, scope_id, can_read, can_write``, as ``grant_queries.agent_grants`` reads them)."""
     access = ScopeAccess(agent_id, user_id)
     own = private_scope(agent_id, user_id).key
     access.readable[own] = "implicit private scope of this agent-user pair"
     access.writable[own] = "implicit private scope of this agent-user pair"
-    for row in queries.agent_grants(conn, agent_id):
+    for row in grant_rows:
         scope = Scope(row["scope_kind"], row["scope_id"])
         if scope.is_private:
             # Private scopes are implicit; a stored grant is never honoured, and one naming

@@ -121,6 +121,7 @@ class MemoryService(RecordMethods, ExtractionMethods, AmbientMethods, AdminMetho
         read_only: bool = False,
         tracer_provider=None,
         tools: ToolSurface | None = None,
+        pooled: bool = False,
     ) -> "MemoryService":
         """Create or migrate the store at ``path`` and load the configured embedder.
 
@@ -132,6 +133,8 @@ class MemoryService(RecordMethods, ExtractionMethods, AmbientMethods, AdminMetho
         created or migrated; any write fails): for commands that only look. ``tracer_provider`` is
         the OpenTelemetry provider the service's spans go to (default: the host's global one);
         ``tools`` the tool surface sessions offer (default: :func:`memory_core.tools.build_tools`).
+        ``pooled`` (PostgreSQL; for a process serving many sessions at once) gives its threads a pool
+        of ``postgres.pool_min_size``..``pool_max_size`` connections instead of one shared connection.
         """
         settings = settings or load_settings()
         clock = clock or SystemClock()
@@ -140,6 +143,12 @@ class MemoryService(RecordMethods, ExtractionMethods, AmbientMethods, AdminMetho
         if models is None:  # before the store and the embedder: a misconfigured model fails fast
             models = build_role_models(settings, anthropic=llm)
         store = open_store(path, format_ts(clock.now()), read_only=read_only)
+        if pooled and store.backend == "postgresql":
+            try:
+                store.use_pool(settings.postgres.pool_min_size, settings.postgres.pool_max_size)
+            except BaseException:
+                store.close()
+                raise
         guard = damage_guard(store.path) if store.backend == "sqlite" else nullcontext()
         try:
             with guard:

@@ -14,9 +14,14 @@ from typing import TYPE_CHECKING, Any
 from ..clock import parse_ts
 from ..ingest.lifecycle import Lifecycle
 from ..ingest.writer import Ingestor, WriteOutcome, WriteRequest
-from ..policy.grants import ScopeAccess
-from ..policy.scopes import Scope, parse_scope
-from ..store.records import Record
+from ..ingest.procedures import procedure_from_row
+from ..policy.grants import ScopeAccess, access_from_grants
+from ..policy.scopes import Scope, parse_scope, validate_id
+from ..store.batching import fetch_together
+from ..store.db import Store
+from ..store.grant_queries import agent_grants_statement
+from ..store.records import Record, record_statements, records_from
+from ..store.write_queries import procedure_statement
 
 if TYPE_CHECKING:
     from .session import Session
@@ -28,6 +33,7 @@ class RecordMethods:
     # Provided by MemoryService.
     ingestor: Ingestor
     lifecycle: Lifecycle
+    store: Store
 
     def revise(self, session: "Session | None", record: Record, *, content: str, reason: str, actor: str,
                source_kind: str | None = None, evidence: str | None = None, valid_from: datetime | None = None,
@@ -84,6 +90,22 @@ class RecordMethods:
     def log_refused_write(self, **attempt: Any) -> int:
         """Record a refused write attempt in the write log (``Ingestor.log_refusal``)."""
         return self.ingestor.log_refusal(**attempt)
+
+    def record_for(self, agent_id: str, user_id: str, record_id: str) -> tuple[Record | None, ScopeAccess, dict | None]:
+        """A record by id (any status; None if there is none), the principal's access and the
+        record's procedure (None if it has none), read together: on PostgreSQL one round trip (the
+        agent's grants, the record, its entity links and its procedure in one pipelined batch).
+        No policy is applied here: the caller decides with the access, as with :meth:`record` and
+        :meth:`access` read one after the other."""
+        validate_id(agent_id, "agent_id")
+        validate_id(user_id, "user_id")
+        with self.store.lock:
+            grants, rows, links, procedure = fetch_together(self.store.conn, [
+                agent_grants_statement(agent_id), *record_statements("r.id = ?", (record_id,)),
+                procedure_statement(record_id)])
+        records = records_from(rows, links)
+        return (records[0] if records else None, access_from_grants(agent_id, user_id, grants),
+                procedure_from_row(procedure[0] if procedure else None))
 
     def procedure(self, record_id: str) -> dict | None:
         """Name, trigger, steps and pitfalls of a procedural record (None if it has none)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -285,6 +285,26 @@ class PostgresSettings(_Section):
         description="PostgreSQL backend: seconds a forget waits before starting the erasure pass (VACUUM FULL of the "
         "tables a forget writes, then WAL rotation), so forgets arriving together share one pass.",
     )
+    pool_min_size: int = Field(
+        1, ge=0, le=1000,
+        description="PostgreSQL backend, processes serving many sessions at once (the MCP HTTP server; "
+        "MemoryService.open(..., pooled=True)): connections the pool keeps open while idle. Other processes use "
+        "one connection, shared by their threads.",
+    )
+    pool_max_size: int = Field(
+        8, ge=1, le=1000,
+        description="PostgreSQL backend, pooled processes (see pool_min_size): at most this many connections, so at "
+        "most this many sessions' statements run at once; a call that finds every connection in use waits up to 30 s "
+        "for one. Each connection is a server backend: count them against the server's max_connections. At least "
+        "pool_min_size.",
+    )
+
+    @model_validator(mode="after")
+    def _pool_sizes(self) -> "PostgresSettings":
+        if self.pool_max_size < self.pool_min_size:
+            raise ValueError(f"postgres.pool_max_size ({self.pool_max_size}) is below postgres.pool_min_size "
+                             f"({self.pool_min_size})")
+        return self
 
 
 class AdapterSettings(_Section):

@@ -7,7 +7,12 @@ import sqlite3
 
 def agent_grants(conn, agent_id: str) -> list[sqlite3.Row]:
     """``scope_kind, scope_id, can_read, can_write`` of every grant an agent holds."""
-    return conn.execute("SELECT scope_kind, scope_id, can_read, can_write FROM grants WHERE agent_id = ?", (agent_id,)).fetchall()
+    return conn.execute(*agent_grants_statement(agent_id)).fetchall()
+
+
+def agent_grants_statement(agent_id: str) -> tuple[str, tuple]:
+    """:func:`agent_grants` as a statement, to read together with others (``store.batching``)."""
+    return "SELECT scope_kind, scope_id, can_read, can_write FROM grants WHERE agent_id = ?", (agent_id,)
 
 
 def grant_flags(conn, agent_id: str, scope_kind: str, scope_id: str) -> sqlite3.Row | None:

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .. import display
+from .batching import batches, fetch_together
 from .db import dumps, loads
 
 RECORD_TYPES = ("semantic", "episodic", "procedural")
@@ -121,20 +122,29 @@ def _json_list(value) -> list:
     return [] if value == "[]" else loads(value, [])
 
 
+_LINK_COLUMNS = ("SELECT re.record_id, re.entity_id, re.role, e.canonical_name, e.kind, e.scope_kind, e.scope_id "
+                 "FROM record_entities re JOIN entities e ON e.id = re.entity_id ")
+_LINK_ORDER = " ORDER BY re.role DESC, e.canonical_name"
+
+
 def load_entity_links(conn: sqlite3.Connection, records: list[Record]) -> None:
     """Fill ``entity_links`` for the given records in one query."""
     if not records:
         return
+    placeholders = ",".join("?" * len(records))
+    rows = conn.execute(f"{_LINK_COLUMNS}WHERE re.record_id IN ({placeholders}){_LINK_ORDER}",
+                        [r.id for r in records]).fetchall()
+    attach_links(records, rows)
+
+
+def attach_links(records: list[Record], rows) -> None:
+    """Add link ``rows`` (as :func:`record_statements` reads them) to the records they name."""
     by_id = {r.id: r for r in records}
-    placeholders = ",".join("?" * len(by_id))
-    rows = conn.execute(
-        f"SELECT re.record_id, re.entity_id, re.role, e.canonical_name, e.kind, e.scope_kind, e.scope_id "
-        f"FROM record_entities re JOIN entities e ON e.id = re.entity_id "
-        f"WHERE re.record_id IN ({placeholders}) ORDER BY re.role DESC, e.canonical_name",
-        list(by_id),
-    ).fetchall()
     for row in rows:
-        by_id[row["record_id"]].entity_links.append(
+        record = by_id.get(row["record_id"])
+        if record is None:  # a record that matched the links' subquery but not the records' read (written between)
+            continue
+        record.entity_links.append(
             {
                 "entity_id": row["entity_id"],
                 "role": row["role"],
@@ -143,6 +153,22 @@ def load_entity_links(conn: sqlite3.Connection, records: list[Record]) -> None:
                 "scope": f"{row['scope_kind']}:{row['scope_id']}",
             }
         )
+
+
+def record_statements(where: str, params: Any = ()) -> list[tuple[str, Any]]:
+    """The two reads of :func:`fetch_records` as statements that can travel together: the records
+    matching ``where``, and the entity links of the records matching it (a subquery, so the second
+    needs nothing from the first's answer). ``where`` must not hold a LIMIT (the two reads could
+    then pick different rows)."""
+    return [(f"SELECT {SELECT_COLUMNS} FROM records r WHERE {where}", params),
+            (f"{_LINK_COLUMNS}WHERE re.record_id IN (SELECT r.id FROM records r WHERE {where}){_LINK_ORDER}", params)]
+
+
+def records_from(rows, link_rows) -> list[Record]:
+    """Records built from :func:`record_statements`' two answers."""
+    records = [record_from_row(row) for row in rows]
+    attach_links(records, link_rows)
+    return records
 
 
 def restrict_links(records, readable_scopes) -> None:
@@ -158,6 +184,10 @@ def restrict_links(records, readable_scopes) -> None:
 
 
 def fetch_records(conn: sqlite3.Connection, where: str, params: Any = (), *, links: bool = True) -> list[Record]:
+    """The records matching ``where`` (SQL over ``records r``), with their entity links unless
+    ``links`` is false. On PostgreSQL the records and their links are read in one round trip."""
+    if links and batches(conn) and "LIMIT" not in where.upper():
+        return records_from(*fetch_together(conn, record_statements(where, params)))
     rows = conn.execute(f"SELECT {SELECT_COLUMNS} FROM records r WHERE {where}", params).fetchall()
     records = [record_from_row(row) for row in rows]
     if links:

@@ -88,7 +88,12 @@ def insert_procedure(conn, record_id: str, name: str, trigger: str, steps_json: 
 
 def procedure_row(conn, record_id: str) -> sqlite3.Row | None:
     """``name, trigger, steps, pitfalls`` of a record's procedure (steps and pitfalls as JSON), or None."""
-    return conn.execute("SELECT name, trigger, steps, pitfalls FROM procedures WHERE record_id = ?", (record_id,)).fetchone()
+    return conn.execute(*procedure_statement(record_id)).fetchone()
+
+
+def procedure_statement(record_id: str) -> tuple[str, tuple]:
+    """:func:`procedure_row` as a statement, to read together with others (``store.batching``)."""
+    return "SELECT name, trigger, steps, pitfalls FROM procedures WHERE record_id = ?", (record_id,)
 
 
 # -- transcripts ------------------------------------------------------------------------------------
@@ -137,3 +142,13 @@ def insert_write_log(conn, values: Sequence[Any]) -> int:
     """Append one write-log row (``at, operation, agent_id, user_id, session_id, actor, outcome,
     record_id, status, source_kind, candidate, validation, stages, total_ms``, JSON as text); its seq."""
     return int(conn.execute(_LOG_SQL, tuple(values)).lastrowid)
+
+
+def append_write_log(conn, values: Sequence[Any]) -> None:
+    """As :func:`insert_write_log` when nobody needs the row's seq: on PostgreSQL, inside a
+    transaction, the insert is deferred to travel with the transaction's next statement or COMMIT."""
+    defer = getattr(conn, "defer", None)
+    if defer is None:
+        conn.execute(_LOG_SQL, tuple(values))
+    else:
+        defer(_LOG_SQL, tuple(values))

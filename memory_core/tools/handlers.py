@@ -29,22 +29,20 @@ class Session(ToolSession, Protocol):
     def recent_context(self, turns: int, chars: int) -> str | None: ...
 
 
-def _readable_record(session: Session, record_id: str) -> Record:
-    """The record if this principal may read it; the same not-found error otherwise."""
-    try:
-        record = session.service.record(record_id)
-    except NotFoundError:
-        record = None
-    access = session.access()
+def _readable(session: Session, record_id: str) -> tuple[Record, ScopeAccess, dict | None]:
+    """The record if this principal may read it, the principal's access and the record's procedure
+    (read together: one round trip on PostgreSQL); the same not-found error for a record that does
+    not exist, is forgotten or is not readable."""
+    record, access, procedure = session.service.record_for(session.agent_id, session.user_id, record_id)
     if record is None or record.status == "deleted" or not access.can_read(record.scope):
         raise NotFoundError(f"no record {record_id} is visible to this agent", record_id=record_id)
     restrict_links([record], access.readable_keys)
-    return record
+    return record, access, procedure
 
 
 def _writable_record(session: Session, record_id: str) -> Record:
-    record = _readable_record(session, record_id)
-    decision = session.access().can_write(record.scope)
+    record, access, _ = _readable(session, record_id)
+    decision = access.can_write(record.scope)
     if not decision:
         raise PermissionDeniedError(f"this agent may read but not change record {record_id}", record_id=record_id)
     return record
@@ -84,12 +82,10 @@ def memory_write(session: Session, args: MemoryWriteInput, *, origin: str | None
 
 
 def memory_get(session: Session, args: MemoryGetInput, *, origin: str | None = None) -> dict:
-    record = _readable_record(session, args.record_id)
+    record, _, procedure = _readable(session, args.record_id)
     public = record.to_public()
-    if record.type == "procedural":
-        procedure = session.service.procedure(record.id)
-        if procedure is not None:
-            public["procedure"] = procedure
+    if record.type == "procedural" and procedure is not None:
+        public["procedure"] = procedure
     return {"ok": True, "record": public}
 
 

@@ -53,6 +53,9 @@ def hold_write_lock(url: str, ready) -> None:
     store = open_store(url, "2026-03-05T10:00:00Z")
     with store.transaction() as conn:
         store.append_event(conn, at="2026-03-05T10:00:00Z", kind="half.written", actor="doomed")
+        # A statement sent now: BEGIN and the whole-store lock travel with it (they are queued until
+        # the transaction's first statement), so the server holds the lock and a half-written row.
+        conn.execute("INSERT INTO store_meta (key, value) VALUES ('half.written', '1')")
         ready.set()
         time.sleep(600)
 

@@ -31,5 +31,6 @@ def test_a_killed_writer_leaves_nothing_and_blocks_no_one(new_target):
         assert time.monotonic() - began < 10  # not stuck behind the dead writer's lock
         assert svc.record(rid).content == "The user likes oolong tea."
         assert svc.store.scalar("SELECT COUNT(*) FROM events WHERE kind = 'half.written'") == 0
+        assert svc.store.scalar("SELECT COUNT(*) FROM store_meta WHERE key = 'half.written'") == 0
     finally:
         svc.close()

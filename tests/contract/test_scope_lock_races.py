@@ -194,6 +194,7 @@ def test_a_writer_of_another_scope_never_waits_and_one_of_the_same_scope_does(ne
                                                                    "content": f"{user} filed the quarterly report."})
 
         with holder.transaction({"user:alice"}):
+            holder.scalar("SELECT 1")  # the locks go to the server with the transaction's first statement
             bob = threading.Thread(target=write_for, args=("bob",))
             bob.start()
             bob.join(timeout=300)

@@ -16,6 +16,7 @@ works on both backends.
 from __future__ import annotations
 
 import sqlite3
+import threading
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any
@@ -131,40 +132,144 @@ class Cursor:
             yield row
 
 
+class SessionSettings:
+    """The ``SET`` statements a store's connections must all carry, in the order they were run."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.statements: dict[str, str] = {}  # setting name -> its latest SET statement
+        self.version = 0
+
+    def record(self, statement: str) -> None:
+        """Remember a session-level ``SET name = value`` (not ``SET LOCAL``, which ends with its transaction)."""
+        words = statement.split()
+        if len(words) < 2 or words[0].upper() != "SET" or words[1].upper() in ("LOCAL", "TRANSACTION", "CONSTRAINTS"):
+            return
+        name = words[1].split("=")[0].lower()
+        with self._lock:
+            self.statements[name] = statement
+            self.version += 1
+
+    def snapshot(self) -> tuple[int, list[str]]:
+        with self._lock:
+            return self.version, list(self.statements.values())
+
+
+class Family:
+    """What the connections of one store share: the round-trip count and the session settings."""
+
+    def __init__(self) -> None:
+        self.round_trips = 0
+        self.settings = SessionSettings()
+
+
 class PgConnection:
     """One psycopg connection speaking the store's SQL (see the module docstring)."""
 
     backend = "postgresql"
 
-    def __init__(self, url: str) -> None:
-        try:
-            self.raw = psycopg.connect(url, autocommit=True)
-        except psycopg.Error as exc:
-            raise as_sqlite_error(exc) from exc
+    def __init__(self, url: str | None = None, *, raw: psycopg.Connection | None = None,
+                 family: "Family | None" = None) -> None:
+        if raw is None:
+            try:
+                raw = psycopg.connect(url, autocommit=True)
+            except psycopg.Error as exc:
+                raise as_sqlite_error(exc) from exc
+        self.raw = raw
         self.raw.adapters.register_loader("numeric", _NumericLoader)
+        self.family = family if family is not None else Family()
+        self.applied = -1  # the family's settings version this connection carries (pooled connections)
         self.in_transaction = False
-        self.statements = 0  # statements sent (each a round trip to the server), for the benchmarks
+        self.deferred: list[tuple[str, Any]] = []  # statements queued by defer(), sent before the next one
+
+    @property
+    def statements(self) -> int:
+        """Round trips to the server (a statement, or a pipelined batch), for the benchmarks and the
+        round-trip tests; shared by the connections of one store's pool."""
+        return self.family.round_trips
+
+    @statements.setter
+    def statements(self, value: int) -> None:
+        self.family.round_trips = value
+
+    def bring_up_to_date(self) -> None:
+        """Run the store's session settings this connection does not carry yet (pooled connections;
+        one round trip, only after a setting changed or for a new connection)."""
+        version, statements = self.family.settings.snapshot()
+        if self.applied == version:
+            return
+        if statements:
+            self._send([(statement, None, None) for statement in statements])
+        self.applied = version
 
     def execute(self, sql: str, params: Any = ()) -> Cursor:
         statement, returning = translate(sql)
         upper = statement.lstrip()[:8].upper()
-        self.statements += 1
+        if upper.startswith("BEGIN"):
+            self.statements += 1
+            self._run_plain("BEGIN")
+            self.in_transaction = True
+            return Cursor([], -1, None, None)
+        if upper.startswith(("COMMIT", "ROLLBACK", "END")):
+            self.in_transaction = False
+            return self._send([(statement, None, None)])[-1]
+        return self._send([(statement, _params(params), returning)])[-1]
+
+    def _run_plain(self, statement: str) -> None:
         try:
-            if upper.startswith("BEGIN"):
-                self.raw.execute("BEGIN")
-                self.in_transaction = True
-                return Cursor([], -1, None, None)
-            if upper.startswith(("COMMIT", "ROLLBACK", "END")):
-                self.in_transaction = False
-                self.raw.execute(statement)
-                return Cursor([], -1, None, None)
-            cur = self.raw.execute(statement, _params(params))
+            self.raw.execute(statement)
         except psycopg.Error as exc:
             raise as_sqlite_error(exc) from exc
-        return self._result(cur, returning)
+
+    def defer(self, sql: str, params: Any = (), *, native: bool = False) -> None:
+        """Inside a transaction: queue a statement whose result nobody reads, to travel with the next
+        statement (or the COMMIT) in one pipelined round trip. It still runs before that statement,
+        in order; an error it raises is raised by that statement and rolls the transaction back.
+        Outside a transaction it runs at once (there is no later statement it could ride with)."""
+        statement = sql if native else translate(sql)[0]
+        if not self.in_transaction:
+            self._send([(statement, _params(params), None)])
+            return
+        self.deferred.append((statement, _params(params)))
+
+    def batch(self, statements: list[tuple[str, Any]]) -> list[list[Row]]:
+        """The rows of each statement (SQLite dialect), sent together in one pipelined round trip.
+        For statements whose parameters do not depend on each other's results."""
+        translated = [(translate(sql), params) for sql, params in statements]
+        cursors = self._send([(statement, _params(params), returning) for (statement, returning), params in translated])
+        return [cur.fetchall() for cur in cursors]
+
+    def _send(self, items: list[tuple[str, Any, str | None]]) -> list[Cursor]:
+        """Run ``items`` (native SQL, parameters, RETURNING column) after any deferred statements:
+        one statement alone is sent as is, several in pipeline mode; either way one round trip."""
+        queued = [(statement, params, None) for statement, params in self.deferred]
+        self.deferred = []
+        items = queued + items
+        if not items:
+            return []
+        for statement, _, _ in items:
+            if statement[:3].upper() == "SET":  # a session setting: every connection of the store carries it
+                self.family.settings.record(statement)
+        self.statements += 1
+        try:
+            if len(items) == 1:
+                statement, params, returning = items[0]
+                return [self._result(self.raw.execute(statement, params), returning)]
+            with self.raw.pipeline():
+                cursors = [self.raw.execute(statement, params) for statement, params, _ in items]
+            results = [self._result(cur, returning) for cur, (_, _, returning) in zip(cursors, items)]
+        except psycopg.Error as exc:
+            raise as_sqlite_error(exc) from exc
+        return results[len(queued):]
+
+    def discard_deferred(self) -> None:
+        """Drop the queued statements (the transaction they belonged to is rolling back)."""
+        self.deferred = []
 
     def executemany(self, sql: str, seq_of_params) -> Cursor:
         statement, _ = translate(sql)
+        if self.deferred:
+            self._send([])
         self.statements += 1
         try:
             with self.raw.cursor() as cur:
@@ -175,12 +280,7 @@ class PgConnection:
 
     def execute_native(self, sql: str, params: Any = ()) -> Cursor:
         """Run PostgreSQL SQL as written (``%s`` placeholders), for the backend's own capabilities."""
-        self.statements += 1
-        try:
-            cur = self.raw.execute(sql, _params(params))
-        except psycopg.Error as exc:
-            raise as_sqlite_error(exc) from exc
-        return self._result(cur, None)
+        return self._send([(sql, _params(params), None)])[-1]
 
     @staticmethod
     def _result(cur, returning: str | None) -> Cursor:

@@ -84,12 +84,14 @@ def text_of(conn, record_seq: int) -> tuple[str, str, str] | None:
 
 
 def replace_row(conn, record_seq: int, text: tuple[str, str, str] | None) -> None:
-    """Make the full-text row of ``record_seq`` hold ``text`` (content, subject, aliases), or none."""
+    """Make the full-text row of ``record_seq`` hold ``text`` (content, subject, aliases), or none.
+    Inside a transaction the statement is deferred (nothing reads its result): it travels with the
+    transaction's next statement, or its COMMIT, in one round trip."""
     if text is None:
-        conn.execute_native("DELETE FROM records_fts WHERE rowid = %s", (record_seq,))
+        conn.defer("DELETE FROM records_fts WHERE rowid = %s", (record_seq,), native=True)
         return
-    conn.execute_native("INSERT INTO records_fts (rowid, lexemes) VALUES (%s, %s::tsvector) "
-                        "ON CONFLICT (rowid) DO UPDATE SET lexemes = EXCLUDED.lexemes", (record_seq, tsvector_literal(*text)))
+    conn.defer("INSERT INTO records_fts (rowid, lexemes) VALUES (%s, %s::tsvector) "
+               "ON CONFLICT (rowid) DO UPDATE SET lexemes = EXCLUDED.lexemes", (record_seq, tsvector_literal(*text)), native=True)
 
 
 def doclist(conn, term: str) -> np.ndarray:

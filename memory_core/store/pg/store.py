@@ -45,10 +45,81 @@ def _now() -> str:
     return format_ts(datetime.now(timezone.utc))  # the store has no injected clock; the host's time
 
 
+class _PerThread:
+    """An attribute with one value per thread: a transaction's state belongs to the thread running
+    it (with a pool, threads run transactions side by side on their own connections)."""
+
+    def __init__(self, default) -> None:
+        self.default = default
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.name = name
+
+    def _local(self, obj) -> threading.local:
+        local = obj.__dict__.get("_thread_state")
+        if local is None:
+            local = obj.__dict__.setdefault("_thread_state", threading.local())
+        return local
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        local = self._local(obj)
+        if not hasattr(local, self.name):
+            setattr(local, self.name, self.default() if callable(self.default) else self.default)
+        return getattr(local, self.name)
+
+    def __set__(self, obj, value) -> None:
+        setattr(self._local(obj), self.name, value)
+
+
 class PgStore(Store):
-    """A migrated PostgreSQL store (one connection per process, shared by its threads)."""
+    """A migrated PostgreSQL store: one connection per process, shared by its threads, or a pool of
+    them (:meth:`use_pool`) for a process serving many sessions at once."""
 
     backend = "postgresql"
+    _depth = _PerThread(0)
+    _held = _PerThread(None)
+    _changes = _PerThread(list)
+    _deferred = _PerThread(list)
+
+    @property
+    def conn(self) -> PgConnection:  # type: ignore[override]
+        """The connection this thread uses: its leased one inside ``with store.lock`` when pooled,
+        else the store's own."""
+        lease = self.__dict__.get("_lease")
+        if lease is not None:
+            leased = lease.current()
+            if leased is not None:
+                return leased
+        return self.__dict__["_home"]
+
+    @conn.setter
+    def conn(self, value: PgConnection) -> None:
+        self.__dict__["_home"] = value
+
+    def use_pool(self, min_size: int, max_size: int) -> None:
+        """Serve threads from a pool of ``min_size``..``max_size`` connections (:mod:`.pool`) instead
+        of the one connection. Call right after opening, before other threads use the store."""
+        from weakref import WeakKeyDictionary
+
+        from .pool import Lease
+
+        if self.__dict__.get("_lease") is not None:
+            return
+        home = self.__dict__["_home"]
+        wrapped: WeakKeyDictionary = WeakKeyDictionary()
+
+        def wrap(raw):
+            conn = wrapped.get(raw)
+            if conn is None:
+                conn = wrapped[raw] = PgConnection(raw=raw, family=home.family)
+            conn.bring_up_to_date()
+            return conn
+
+        lease = Lease(self.url, min_size, max_size, wrap)
+        self.__dict__["_lease"] = lease
+        self.lock = lease  # type: ignore[assignment]
 
     def __init__(self, conn: PgConnection, url: str) -> None:  # type: ignore[override]
         super().__init__(conn, redact_url(url))  # type: ignore[arg-type]
@@ -89,6 +160,11 @@ class PgStore(Store):
 
     def close(self) -> None:
         self._closing.set()
+        lease = self.__dict__.get("_lease")
+        if lease is not None:
+            lease.close()
+            self.__dict__["_home"].close()
+            return
         with self.lock:
             self.conn.close()
 
@@ -96,8 +172,9 @@ class PgStore(Store):
     def transaction(self, scopes: Iterable[str] | None = None):
         """A write transaction holding the advisory locks ``scopes`` names (:mod:`.locks`): the
         whole store by default, else those owner scopes (and the store shared). BEGIN and the locks
-        go to the server in one round trip; the change feed rows queued by :meth:`bump` and COMMIT
-        in one more. Nested use joins the outer transaction, which must already hold the locks."""
+        go to the server with the body's first statement, in front of it (one round trip, and that
+        statement already runs under the locks); the change feed rows queued by :meth:`bump`, the
+        statements the connection deferred and COMMIT in one more. Nested use joins the outer transaction, which must already hold the locks."""
         with self.lock:
             if self._depth:
                 if not covers(self._held, scopes):
@@ -109,7 +186,10 @@ class PgStore(Store):
                 finally:
                     self._depth -= 1
                 return
-            self._send([("BEGIN", ()), *lock_statements(scopes)], opening=True)
+            # BEGIN and the locks are queued, not sent: they travel with the transaction's first
+            # statement (usually its first read), in order, so that read still runs under the locks.
+            self.conn.deferred.extend([("BEGIN", None), *lock_statements(scopes)])
+            self.conn.in_transaction = True
             self._depth, self._held, self._changes, self._deferred = 1, held_by(scopes), [], []
             try:
                 yield self.conn
@@ -126,21 +206,24 @@ class PgStore(Store):
             self._changes, self._deferred = [], []
             self._send(closing)
 
-    def _send(self, statements: list[tuple[str, object]], opening: bool = False) -> None:
-        """Statements sent together in pipeline mode (one round trip); any failure rolls back."""
+    def _send(self, statements: list[tuple[str, object]]) -> None:
+        """Statements sent together in pipeline mode (one round trip), after any the connection has
+        queued (:meth:`PgConnection.defer`, the transaction's BEGIN and locks); any failure rolls back."""
         raw = self.conn.raw
+        queued, self.conn.deferred = self.conn.deferred, []
         self.conn.statements += 1
         try:
             with raw.pipeline():
-                for statement, params in statements:
+                for statement, params in [*queued, *statements]:
                     raw.execute(statement, params or None)
-            self.conn.in_transaction = opening
+            self.conn.in_transaction = False
         except psycopg.Error as exc:
             self._rollback()
             raise as_sqlite_error(exc) from exc
 
     def _rollback(self) -> None:
         self._changes, self._deferred = [], []
+        self.conn.discard_deferred()
         self.conn.in_transaction = False
         raw = self.conn.raw
         if not raw.closed and raw.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
@@ -157,6 +240,7 @@ class PgStore(Store):
         return (len(self._changes), len(self._deferred))
 
     def rollback_to(self, conn: PgConnection, name: str, mark: Any) -> None:  # type: ignore[override]
+        conn.discard_deferred()  # queued since the savepoint (SAVEPOINT sent the earlier ones): undone anyway
         super().rollback_to(conn, name, mark)
         changes, deferred = mark
         del self._changes[changes:]
