@@ -16,8 +16,7 @@ from ..policy.rules import normalise_attribute
 from ..text import normalise_alias
 from ..policy.scopes import Scope
 from ..store.db import Store
-from ..store.records import fetch_records
-from ..store.write_queries import entity_in_scope_by_alias
+from ..store.write_queries import entity_in_scope_by_alias, live_records_on_subject
 from .candidates import Candidate, Transcript
 
 log = logging.getLogger(__name__)
@@ -56,12 +55,7 @@ def related_records(store: Store, search: SearchFunction | None, transcript: Tra
         with store.lock:
             entity = _subject_entity(store.conn, candidate, scope, transcript.user_id)
             if entity:
-                for record in fetch_records(
-                    store.conn,
-                    "r.subject = ? AND +r.scope_kind = ? AND +r.scope_id = ? AND r.status IN ('provisional','confirmed') "
-                    "ORDER BY r.created_at DESC LIMIT ?",
-                    (f"{entity}:{attribute}", scope.kind, scope.id, limit), links=False,
-                ):
+                for record in live_records_on_subject(store.conn, f"{entity}:{attribute}", scope.kind, scope.id, limit):
                     found[record.id] = _view(record, True)
     if search is not None and len(found) < limit:
         try:

@@ -32,8 +32,8 @@ from ..text import quote_fold as fold
 from ..policy.rules import SOURCE_RANK, may_supersede
 from ..policy.scopes import Scope
 from ..settings import WriteSettings
-from ..store.records import LIVE_STATUSES, Record, fetch_records
-from ..store.write_queries import live_rows_from_source
+from ..store.records import LIVE_STATUSES, Record
+from ..store.write_queries import live_records_on_subject, live_rows_from_source, record_at_seq, records_with_ids
 
 NEIGHBOURS = 5  # near-duplicate candidates compared by claim before giving up
 _SENTENCE_END = " .!?;:\u2026"  # trailing punctuation that does not change what a sentence states
@@ -60,14 +60,7 @@ def same_subject_records(conn, scope: Scope, subject: str | None) -> list[Record
     """Live records on ``subject`` in ``scope``, most recent first."""
     if subject is None:
         return []
-    return fetch_records(
-        conn,
-        # The unary + keeps SQLite on the subject index (the scope index is far less selective).
-        "r.subject = ? AND +r.scope_kind = ? AND +r.scope_id = ? AND r.status IN ('provisional','confirmed') "
-        "ORDER BY r.created_at DESC, r.seq DESC",
-        (subject, scope.kind, scope.id),
-        links=False,
-    )
+    return live_records_on_subject(conn, subject, scope.kind, scope.id)
 
 
 def _compare(content: str, record: Record, cosine: float) -> dict:
@@ -97,13 +90,13 @@ def find_same_claim(conn, index, *, content: str, record_type: str, scope: Scope
     for seq, cosine in index.search(vector, NEIGHBOURS, mask):
         if cosine < settings.duplicate_threshold:
             break
-        found = fetch_records(conn, "r.seq = ?", (seq,), links=False)
-        if not found or found[0].status not in LIVE_STATUSES or found[0].subject is not None:
+        found = record_at_seq(conn, seq)
+        if found is None or found.status not in LIVE_STATUSES or found.subject is not None:
             continue  # a record with a subject never absorbs a subject-less write
-        compared = _compare(content, found[0], cosine)
+        compared = _compare(content, found, cosine)
         match.compared.append(compared)
         if compared["same"]:
-            match.reinforce = found[0]
+            match.reinforce = found
             return match
     return match
 
@@ -165,7 +158,7 @@ def same_fact_records(conn, probe: FactProbe, *, exclude: set[str] | frozenset[s
         probe, FactProbe(f"{r['scope_kind']}:{r['scope_id']}", fact_text(r["content"]), r["source_ref"], r["evidence_turn"]))]
     if not ids:
         return []
-    found = {r.id: r for r in fetch_records(conn, f"r.id IN ({','.join('?' * len(ids))})", ids, links=False)}
+    found = records_with_ids(conn, ids)
     return [found[i] for i in ids if i in found]
 
 

@@ -1,5 +1,6 @@
 """Named queries of the write path: entities and their aliases, record links, procedures, the
-transcript turns evidence is found in, same-fact lookups and the write log.
+transcript turns evidence is found in, the records a write is compared with, same-fact lookups
+and the write log.
 
 The write stages (``ingest/``) call these with the transaction's connection and hold no SQL of
 their own. Every statement is in the SQLite dialect; the PostgreSQL backend translates it
@@ -11,6 +12,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
+
+from .records import Record, fetch_records
 
 
 def _marks(values: Sequence[Any]) -> str:
@@ -112,6 +115,35 @@ def turn_role(conn, session_id: str, turn: int) -> str | None:
     """Who said turn ``turn`` of a session (None if there is no such turn)."""
     row = conn.execute("SELECT role FROM turns WHERE session_id = ? AND turn = ?", (session_id, turn)).fetchone()
     return row["role"] if row else None
+
+
+# -- the records a write is compared with ----------------------------------------------------------
+
+
+def live_records_on_subject(conn, subject: str, scope_kind: str, scope_id: str, limit: int | None = None) -> list[Record]:
+    """The live (provisional or confirmed) records on ``subject`` (``<entity>:<attribute>``) in one
+    scope, newest first (ties: the later seq first), at most ``limit``; without entity links."""
+    # The unary + keeps SQLite on the subject index (the scope index is far less selective).
+    where = ("r.subject = ? AND +r.scope_kind = ? AND +r.scope_id = ? AND r.status IN ('provisional','confirmed') "
+             "ORDER BY r.created_at DESC, r.seq DESC")
+    params: list[Any] = [subject, scope_kind, scope_id]
+    if limit is not None:
+        where += " LIMIT ?"
+        params.append(int(limit))
+    return fetch_records(conn, where, params, links=False)
+
+
+def record_at_seq(conn, seq: int) -> Record | None:
+    """The record stored at ``seq`` (whatever its status), without entity links; None if there is none."""
+    found = fetch_records(conn, "r.seq = ?", (int(seq),), links=False)
+    return found[0] if found else None
+
+
+def records_with_ids(conn, ids: Sequence[str]) -> dict[str, Record]:
+    """The records with these ids (whatever their status), by id, without entity links."""
+    if not ids:
+        return {}
+    return {r.id: r for r in fetch_records(conn, f"r.id IN ({_marks(ids)})", list(ids), links=False)}
 
 
 # -- same facts -------------------------------------------------------------------------------------
