@@ -20,7 +20,7 @@ from ..policy.scopes import Scope, parse_scope, validate_id
 from ..store.batching import fetch_together
 from ..store.db import Store
 from ..store.grant_queries import agent_grants_statement
-from ..store.records import Record, record_statements, records_from
+from ..store.records import Record, record_by_id_statements, records_from
 from ..store.write_queries import procedure_statement
 
 if TYPE_CHECKING:
@@ -101,7 +101,7 @@ class RecordMethods:
         validate_id(user_id, "user_id")
         with self.store.lock:
             grants, rows, links, procedure = fetch_together(self.store.conn, [
-                agent_grants_statement(agent_id), *record_statements("r.id = ?", (record_id,)),
+                agent_grants_statement(agent_id), *record_by_id_statements(record_id),
                 procedure_statement(record_id)])
         records = records_from(rows, links)
         return (records[0] if records else None, access_from_grants(agent_id, user_id, grants),

@@ -164,6 +164,11 @@ def record_statements(where: str, params: Any = ()) -> list[tuple[str, Any]]:
             (f"{_LINK_COLUMNS}WHERE re.record_id IN (SELECT r.id FROM records r WHERE {where}){_LINK_ORDER}", params)]
 
 
+def record_by_id_statements(record_id: str) -> list[tuple[str, Any]]:
+    """:func:`record_statements` for the one record with id ``record_id``."""
+    return record_statements("r.id = ?", (record_id,))
+
+
 def records_from(rows, link_rows) -> list[Record]:
     """Records built from :func:`record_statements`' two answers."""
     records = [record_from_row(row) for row in rows]
