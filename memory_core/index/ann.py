@@ -247,7 +247,7 @@ class IvfBackend(ExactBackend):
 
     def search(self, query: np.ndarray, k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
         mask = self._alive[: self._size] if allowed is None else self._alive[: self._size] & fit_mask(allowed, self._size)
-        allowed_rows = int(mask.sum())
+        allowed_rows = int(np.count_nonzero(mask))
         self._catch_up()
         if self._ivf is None or allowed_rows <= self.exact_below_allowed or k <= 0:
             why = ("approximate index not built" if self._ivf is None else

@@ -111,4 +111,4 @@ class ExactBackend:
         return out
 
     def count(self) -> int:
-        return int(self._alive[: self._size].sum())
+        return int(np.count_nonzero(self._alive[: self._size]))

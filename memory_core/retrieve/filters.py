@@ -28,6 +28,14 @@ from .services import SearchServices
 IndexMask = np.ndarray | SqlFilter  # the filter over the vector index's rows (PostgreSQL: its SQL and count)
 
 
+def allowed_count(mask) -> int:
+    """How many rows ``mask`` admits: a boolean array's true entries (``np.count_nonzero``, which is
+    an order of magnitude cheaper than ``.sum()`` on a 50K-row mask), or a PostgreSQL filter's count."""
+    if isinstance(mask, np.ndarray):
+        return int(np.count_nonzero(mask))
+    return int(mask.sum())
+
+
 @dataclass(frozen=True)
 class HardFilter:
     """Scope, lifecycle, type and event-time restrictions of one search.
@@ -145,14 +153,14 @@ def as_of_filter(store, index, flt: HardFilter, base: IndexMask) -> tuple[HardFi
     flt = replace(flt, as_of_seqs=seqs)
     if hasattr(index, "filter_mask"):  # PostgreSQL: the rule is part of the filter's SQL
         mask = index.filter_mask(flt)
-        return flt, mask, max(int(base.sum()) - int(mask.sum()), 0)
+        return flt, mask, max(allowed_count(base) - allowed_count(mask), 0)
     rows = np.asarray(index.backend.seqs())
     held = np.zeros(base.shape[0], dtype=bool)
     n = min(len(rows), base.shape[0])
     if seqs and n:
         held[:n] = np.isin(rows[:n], np.fromiter(seqs, dtype=np.int64, count=len(seqs)))
     mask = base & held
-    return flt, mask, int(base.sum()) - int(mask.sum())
+    return flt, mask, allowed_count(base) - allowed_count(mask)
 
 
 # -- stages ---------------------------------------------------------------------------------------
@@ -210,11 +218,11 @@ class HardFilterStage:
             flt, mask, excluded = as_of_filter(deps.store, index, flt, mask)
             as_of = {"as_of_excluded": excluded, "as_of_records": len(flt.as_of_seqs or ())}
         rec.io(inputs={"historical": req.historical, "index_changes_applied": applied},
-               outputs={**flt.to_dict(), "indexed_rows_allowed": int(mask.sum()),
+               outputs={**flt.to_dict(), "indexed_rows_allowed": allowed_count(mask),
                         "lapsed_provisional_excluded": (lapsed_count if flt.as_of else (mask.lapsed or 0) if sql_filter else len(lapsed)),
                         **as_of})
         rec.note(flt.describe())
-        left = int(mask.sum())  # the records every generator may look at
+        left = allowed_count(mask)  # the records every generator may look at
         rec.io(outputs={"readable_records": left})
         if not left:  # the stage that left nothing says why, first (the explorer's stage table shows the first note)
             rec.note(no_records_reason(given.access, flt, None), first=True)

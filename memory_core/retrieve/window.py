@@ -13,7 +13,7 @@ from typing import Any
 
 from ..policy.grants import ScopeAccess
 from ..store.search_queries import lapsed_provisional_seqs
-from .filters import HardFilter, IndexMask, as_of_filter, index_mask, no_records_reason
+from .filters import HardFilter, IndexMask, allowed_count, as_of_filter, index_mask, no_records_reason
 from .recorder import StageRecorder
 from .request import SearchRequest
 from .services import SearchServices
@@ -57,7 +57,7 @@ def window_removed(deps: SearchServices, flt: HardFilter, mask: IndexMask, histo
     wide = index_mask(deps.index, wider.without_as_of(), lapsed)
     if flt.as_of:  # the as-of rule stays: only the window's own cost is counted
         wide = as_of_filter(deps.store, deps.index, wider, wide)[1]
-    return max(int(wide.sum()) - int(mask.sum()), 0)
+    return max(allowed_count(wide) - allowed_count(mask), 0)
 
 
 class TimeWindowStage:
@@ -79,7 +79,7 @@ class TimeWindowStage:
 
     def run(self, given: Inputs, rec: StageRecorder, deps: SearchServices) -> Outputs:
         flt = given.filter
-        left = int(given.mask.sum())
+        left = allowed_count(given.mask)
         window = window_text(flt)
         if window is None:
             rec.skip("no event-time window was asked for (time_from / time_to, the explorer's Event time from / to)")

@@ -8,7 +8,7 @@ import numpy as np
 
 from ...settings import RetrievalSettings
 from ...store.search_queries import CANDIDATE_COLUMNS, candidate_rows
-from ..filters import HardFilter, IndexMask
+from ..filters import HardFilter, IndexMask, allowed_count
 from ..recorder import StageRecorder
 from ..search_types import Candidate
 from ..services import SearchServices
@@ -65,7 +65,7 @@ class DenseStage:
 
     def run(self, given: Inputs, rec: StageRecorder, deps: SearchServices) -> Outputs:
         k = given.settings.candidates_per_generator
-        allowed = int(given.mask.sum()) if given.mask is not None else 0
+        allowed = allowed_count(given.mask) if given.mask is not None else 0
         # waited for also when nothing is allowed: later stages may compare with it
         vector = given.pending_vector.wait(rec.stage) if given.pending_vector is not None else given.query_vector
         rec.io(inputs={"k": k, "indexed_rows_allowed": allowed})

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from ...settings import RetrievalSettings
 from ...store.search_queries import candidate_rows
 from ...text import query_terms
-from ..filters import HardFilter, IndexMask
+from ..filters import HardFilter, IndexMask, allowed_count
 from ..recorder import StageRecorder
 from ..search_types import Candidate
 from ..services import SearchServices
@@ -63,7 +63,7 @@ class LexicalStage:
         s = given.settings
         terms = query_terms(given.query, s.lexical_max_terms)
         lut = readable_lookup(deps.index, given.mask)
-        rec.io(inputs={"k": s.candidates_per_generator, "terms": terms, "readable_records": int(lut.sum())})
+        rec.io(inputs={"k": s.candidates_per_generator, "terms": terms, "readable_records": allowed_count(lut)})
         doclists: dict = {}
         if not terms:
             rec.skip("no searchable terms once stop words and operator syntax are removed")

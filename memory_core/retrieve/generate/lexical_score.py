@@ -147,7 +147,7 @@ def lexical_search(store, lut: np.ndarray, terms: list[str], k: int, max_share: 
     state; filled in here) lets a term already known to be too common be left out without reading
     its postings again.
     """
-    total = int(lut.sum())
+    total = int(lut.sum()) if _is_sql(lut) else int(np.count_nonzero(lut))
     result = LexicalResult(total=total)
     kept: list[tuple[str, float, np.ndarray]] = []
     known = known_counts if known_counts is not None else {}
