@@ -134,3 +134,79 @@ def test_the_ambient_profile_is_in_the_instructions_and_fixed_for_the_session(tm
     assert "French" in seen["second"]
     with open_service(target) as service:
         assert service.session_context(seen["first_id"])["system_text"] == seen["first"]
+
+
+def _end_of(target, session_id: str) -> dict:
+    with open_service(target) as service:
+        row = service.store.query_one("SELECT ended_at, end_reason FROM sessions WHERE id = ?", (session_id,))
+        runs = service.store.scalar("SELECT COUNT(*) FROM extraction_runs WHERE session_id = ?", (session_id,))
+    return {"ended": row["ended_at"] is not None, "reason": row["end_reason"], "runs": runs}
+
+
+@pytest.mark.timeout(300)
+def test_concurrent_calls_with_results_larger_than_the_pipe_each_come_back_whole(tmp_path):
+    """Sixteen searches at once from the SDK's client, each result (twenty 3,000-character records,
+    as structured content and as text) larger than a pipe's buffer: every reply is one whole
+    JSON-RPC line, so every call gets its own result. The client leaving closes stdin, and the
+    session ends for that reason (not because the client had to stop the process)."""
+    import anyio
+
+    target = tmp_path / "m.sqlite"
+    prepare(target)
+    with open_service(target) as service:
+        session = service.start_session(agent_id="assistant", user_id="alice")
+        for i in range(20):
+            written = session.call_tool("memory_write", {
+                "type": "semantic", "attribute": f"note_{i}", "source_kind": "agent_inference",
+                "content": f"Note {i} about the garden: " + " ".join(f"tomato{i}x{j}" for j in range(300))[:2900]})
+            assert written["ok"], written
+    seen: dict = {}
+
+    async def burst():
+        async with Client(stdio_parameters(target)) as client:
+            async def search(n: int) -> None:
+                seen[n] = await client.call_tool("memory_search", {"query": f"garden note {n}", "limit": 20})
+
+            async with anyio.create_task_group() as group:
+                for n in range(16):
+                    group.start_soon(search, n)
+
+    run_async(burst)
+    assert sorted(seen) == list(range(16))
+    for result in seen.values():
+        assert not result.is_error and len(result.structured_content["results"]) == 20
+        assert len(result.content[0].text) > 65536
+    session_id = seen[0].meta[SESSION_META_KEY]
+    assert {r.meta[SESSION_META_KEY] for r in seen.values()} == {session_id}
+    assert _end_of(target, session_id) == {"ended": True, "reason": "the client closed stdin", "runs": 1}
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("before_closing", ["nothing", "initialize", "calls in flight"])
+def test_a_closed_stdin_ends_the_server_cleanly(tmp_path, before_closing):
+    """The client closes stdin (before a word, after the handshake, or with calls not yet answered):
+    the server ends its memory session with that reason, queues its extraction, and exits 0 without
+    a traceback."""
+    import json
+    import re
+    import sys
+
+    from tests.mcp.raw_client import RawStdioSession
+    from tests.mcp.servers import ROOT, server_env
+
+    target = tmp_path / "m.sqlite"
+    prepare(target)
+    session = RawStdioSession([sys.executable, "-m", "memory_core.cli", "mcp", "--path", str(target), "--agent-id",
+                               "assistant", "--user-id", "alice"], env=server_env(), cwd=str(ROOT))
+    if before_closing != "nothing":
+        session.initialize()
+    if before_closing == "calls in flight":
+        for n in range(4):
+            session.send_line(json.dumps({"jsonrpc": "2.0", "id": 100 + n, "method": "tools/call", "params": {
+                "name": "memory_search", "arguments": {"query": f"anything {n}"}}}).encode())
+    code, stderr = session.close()
+    assert code == 0, stderr
+    assert "Traceback" not in stderr, stderr
+    opened = re.search(r"memory session (ses_\w+)", stderr)
+    assert opened and re.search(r"session ended; extraction run run_\w+", stderr), stderr
+    assert _end_of(target, opened.group(1)) == {"ended": True, "reason": "the client closed stdin", "runs": 1}
