@@ -23,6 +23,7 @@ import sys
 import threading
 from contextlib import contextmanager
 
+import anyio
 import pytest
 
 from memory_core import MemoryService
@@ -136,6 +137,9 @@ def test_a_failed_activity_write_never_fails_the_tool_call(store_target, clock, 
             async def conversation():
                 async with http_client(url, token) as client:
                     (entry,) = list(app.sessions._open.values())
+                    with anyio.fail_after(120):  # the client's GET stream is open: the next request is our call
+                        while entry.in_flight < 1:
+                            await anyio.sleep(0.01)
                     seen["session"] = entry.memory.id
                     seen["before"] = _bookkeeping(service, entry.memory.id, key["id"])
                     clock.advance(minutes=1)
