@@ -78,8 +78,8 @@ def _short_waits(target) -> None:
         import psycopg
         from psycopg import sql
 
-        name = str(target).rsplit("/", 1)[1].split("?")[0]
         with psycopg.connect(str(target), autocommit=True) as admin:
+            name = admin.execute("SELECT current_database()").fetchone()[0]
             admin.execute(sql.SQL("ALTER DATABASE {} SET lock_timeout = '200ms'").format(sql.Identifier(name)))
 
 
