@@ -144,38 +144,40 @@ def _end_of(target, session_id: str) -> dict:
 
 
 @pytest.mark.timeout(300)
-def test_concurrent_calls_with_results_larger_than_the_pipe_each_come_back_whole(tmp_path):
-    """Sixteen searches at once from the SDK's client, each result (twenty 3,000-character records,
-    as structured content and as text) larger than a pipe's buffer: every reply is one whole
-    JSON-RPC line, so every call gets its own result. The client leaving closes stdin, and the
+def test_concurrent_calls_each_get_their_own_whole_result(tmp_path):
+    """Thirty-two memory_get calls at once from the SDK's client, answered by the server's worker
+    threads in whatever order they finish: replies many times a pipe's buffer in all, each
+    one whole JSON-RPC line carrying its own record. The client leaving closes stdin, and the
     session ends for that reason (not because the client had to stop the process)."""
     import anyio
 
     target = tmp_path / "m.sqlite"
     prepare(target)
+    contents = {}
     with open_service(target) as service:
         session = service.start_session(agent_id="assistant", user_id="alice")
-        for i in range(20):
-            written = session.call_tool("memory_write", {
-                "type": "semantic", "attribute": f"note_{i}", "source_kind": "agent_inference",
-                "content": f"Note {i} about the garden: " + " ".join(f"tomato{i}x{j}" for j in range(300))[:2900]})
+        for i in range(8):
+            text = f"Note {i}: " + " ".join(f"caf\u00e9-{i}-{j} \u05e9\u05dc\u05d5\u05dd" for j in range(400))
+            written = session.call_tool("memory_write", {"type": "semantic", "attribute": f"note_{i}",
+                                                         "source_kind": "agent_inference", "content": text[:3900]})
             assert written["ok"], written
+            contents[written["record_id"]] = text[:3900]
+    calls = [record_id for record_id in contents for _ in range(4)]
     seen: dict = {}
 
     async def burst():
         async with Client(stdio_parameters(target)) as client:
-            async def search(n: int) -> None:
-                seen[n] = await client.call_tool("memory_search", {"query": f"garden note {n}", "limit": 20})
+            async def get(n: int) -> None:
+                seen[n] = await client.call_tool("memory_get", {"record_id": calls[n]})
 
             async with anyio.create_task_group() as group:
-                for n in range(16):
-                    group.start_soon(search, n)
+                for n in range(len(calls)):
+                    group.start_soon(get, n)
 
     run_async(burst)
-    assert sorted(seen) == list(range(16))
-    for result in seen.values():
-        assert not result.is_error and len(result.structured_content["results"]) == 20
-        assert len(result.content[0].text) > 65536
+    assert sorted(seen) == list(range(len(calls)))
+    for n, result in seen.items():
+        assert not result.is_error and result.structured_content["record"]["content"] == contents[calls[n]]
     session_id = seen[0].meta[SESSION_META_KEY]
     assert {r.meta[SESSION_META_KEY] for r in seen.values()} == {session_id}
     assert _end_of(target, session_id) == {"ended": True, "reason": "the client closed stdin", "runs": 1}
