@@ -27,7 +27,7 @@ CREWAI_STAMP := $(CREWAI_VENV)/.installed
 DEMO_STORE ?= var/demo.sqlite
 PORT ?= 8501
 
-.PHONY: install browser test test-crewai crewai-venv run demo-store screenshots clean
+.PHONY: install browser claude-code test test-crewai crewai-venv run demo-store screenshots clean
 
 $(STAMP): requirements.txt requirements-dev.txt requirements.lock pyproject.toml setup.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -56,12 +56,20 @@ test-crewai: crewai-venv
 browser:
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
+# The real Claude Code for tests/mcp/test_claude_code.py (pinned: docs/dependencies.md). A native
+# binary from npm, kept out of the repo in .tools/; installed when missing or another version.
+CLAUDE_CODE_VERSION := 2.1.332
+CLAUDE_CODE := .tools/claude-code/node_modules/.bin/claude
+
+claude-code:
+	@$(CLAUDE_CODE) --version 2>/dev/null | grep -q '^$(CLAUDE_CODE_VERSION) ' || npm install --prefix .tools/claude-code --no-audit --no-fund @anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION)
+
 # The second run repeats the service-level suites on PostgreSQL (a real server the run starts and
 # stops, tests/pg_server.py); tests/contract runs on both backends in the first.
 PG_SUITES := tests/unit/ingest tests/unit/policy tests/unit/retrieve tests/unit/tools tests/unit/extract \
 	tests/unit/admin_ui tests/unit/ambient tests/unit/hostmem tests/unit/mcp tests/unit/test_maintenance.py
 
-test: install browser crewai-venv
+test: install browser claude-code crewai-venv
 	$(PY) -m pytest -q
 	$(PY) -m pytest -q -p no:cacheprovider --store-backend postgresql $(PG_SUITES)
 	$(MAKE) --no-print-directory test-crewai
@@ -77,4 +85,4 @@ run: install
 	$(VENV)/bin/agent-memory serve --path $(DEMO_STORE) --demo --port $(PORT)
 
 clean:
-	rm -rf $(VENV) $(CREWAI_VENV) var
+	rm -rf $(VENV) $(CREWAI_VENV) var .tools

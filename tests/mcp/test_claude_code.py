@@ -50,7 +50,7 @@ def claude() -> str:
         pytest.fail(f"Claude Code is not installed at {CLAUDE}: `make claude-code` installs it (make test does), "
                     f"or set AGENT_MEMORY_CLAUDE_CODE to a claude {VERSION} binary")
     done = subprocess.run([str(CLAUDE), "--version"], capture_output=True, text=True, timeout=60)
-    assert done.stdout.startswith(VERSION), (done.stdout, done.stderr)
+    assert done.stdout.startswith(VERSION + " "), f"{CLAUDE} is not Claude Code {VERSION} (`make claude-code`): {done.stdout}{done.stderr}"
     return str(CLAUDE)
 
 
