@@ -206,6 +206,11 @@ def test_two_claude_code_sessions_remember_through_the_server_and_the_hooks(clau
                      (record_id,))
         assert origin and origin["session_id"] in mcp  # the search found the MCP write, not an extraction
         assert origin["source_kind"] == "agent_inference"  # a user_statement over MCP is downgraded (no transcript)
+    # What could link them: Claude Code keeps our result's _meta on the tool-result line of its transcript.
+    lines = [json.loads(line) for line in transcript.read_bytes().split(b"\n") if line.strip()]  # not str.splitlines:
+    # the tool schemas Claude Code records hold U+2028, which it would split on
+    linked = {line["mcpMeta"]["_meta"].get("agent-memory/session_id") for line in lines if "mcpMeta" in line}
+    assert len(linked) == 1 and linked <= mcp, linked
 
 def test_without_permission_claude_code_does_not_call_the_tool(claude, tmp_path):
     """The permission check is Claude Code's: with no --allowedTools, -p mode denies the call."""
