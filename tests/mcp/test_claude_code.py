@@ -35,7 +35,7 @@ from tests.mcp.scripted_model import ScriptedModel, last_user_blocks, text, tool
 from tests.mcp.servers import ROOT, open_service, prepare, server_env
 from tests.mcp.test_config_snippets import STORE, snippets
 
-pytestmark = pytest.mark.model
+pytestmark = [pytest.mark.model, pytest.mark.timeout(600)]
 
 VERSION = "2.1.332"
 CLAUDE = Path(os.environ.get("AGENT_MEMORY_CLAUDE_CODE") or ROOT / ".tools" / "claude-code" / "node_modules" / ".bin" / "claude")
