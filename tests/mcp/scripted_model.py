@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import socketserver
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
@@ -65,6 +66,16 @@ def _events(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     return events
 
 
+class _LoopbackServer(ThreadingHTTPServer):
+    """No name lookup at bind (HTTPServer's ``server_bind`` asks the resolver for the address's name)."""
+
+    daemon_threads = True
+
+    def server_bind(self) -> None:
+        socketserver.TCPServer.server_bind(self)
+        self.server_name, self.server_port = self.server_address[:2]
+
+
 class ScriptedModel:
     """A loopback HTTP server on a free port; ``base_url`` goes into ``ANTHROPIC_BASE_URL``."""
 
@@ -110,7 +121,7 @@ class ScriptedModel:
                 self.end_headers()
                 self.wfile.write(payload)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = _LoopbackServer(("127.0.0.1", 0), Handler)
         self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
