@@ -145,10 +145,13 @@ class PgMatrix(VectorIndex):
             rows = np.flatnonzero(mask)
             matrix = self.backend._matrix
             q = np.asarray(query, dtype=np.float32)
+            # einsum, not ``@``: BLAS spreads a matrix-vector product over threads that sleep while the
+            # search waits on the server, and waking them cost more than the product itself (50K x 384
+            # on 2 busy cores: 7-10 ms with OpenBLAS's threads, 2.4 ms in einsum's single loop)
             if rows.size * 4 >= seqs.shape[0]:  # most rows: one product over the whole matrix is cheaper
-                scores = (matrix[: seqs.shape[0]] @ q)[rows]
+                scores = np.einsum("ij,j->i", matrix[: seqs.shape[0]], q)[rows]
             else:
-                scores = matrix[rows] @ q
+                scores = np.einsum("ij,j->i", matrix[rows], q)
             return Ranked(seqs[rows].copy(), scores, changes_applied)
 
 
