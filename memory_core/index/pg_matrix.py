@@ -83,22 +83,21 @@ class PgMatrix(VectorIndex):
         self.loaded = False
 
     def rebuild(self) -> int:
-        """Load every live vector (in chunks), then apply the changes committed meanwhile: a chunk
-        read after a change sees it, and the feed from the version read first re-applies it."""
+        """Load every live vector in chunks, the first one in the round trip that reads the records
+        version. Each chunk is read after that version, so it holds every change up to it; a change
+        committed while the chunks are read is applied again by the next catch-up (which reads the
+        changed records' current rows), so the matrix is left at the version read first."""
         with self.store.lock, self._lock:
-            version = queries.records_version(self.store)
             self._reset()
-            after = 0
+            version, rows = queries.version_and_first_chunk(self.store, CHUNK_ROWS)
             while True:
-                rows = queries.matrix_chunk(self.store, after, CHUNK_ROWS)
                 for row in rows:
                     self._apply_row(row)
                 if len(rows) < CHUNK_ROWS:
                     break
-                after = int(rows[-1]["seq"])
+                rows = queries.matrix_chunk(self.store, int(rows[-1]["seq"]), CHUNK_ROWS)
             self.version = version
             self.loaded = True
-            self._catch_up()
             return self.backend.count()
 
     def refresh(self, known_version: int | None = None) -> int:
@@ -110,8 +109,18 @@ class PgMatrix(VectorIndex):
         with self.store.lock, self._lock:
             return self._catch_up()
 
+    def apply_read(self, rows, base: int) -> int:
+        """Apply change-feed rows read (outside the lock, with another statement) since version
+        ``base``; skipped when another thread applied changes meanwhile (its rows may be newer)."""
+        if not rows:
+            return 0
+        with self.store.lock, self._lock:
+            return self._apply_feed(rows) if base == self.version else 0
+
     def _catch_up(self) -> int:
-        rows = queries.changes_with_rows(self.store, self.version)
+        return self._apply_feed(queries.changes_with_rows(self.store, self.version))
+
+    def _apply_feed(self, rows) -> int:
         if not rows:
             return 0
         if any(row["reset"] for row in rows):  # a restore or re-embed: every vector may have changed

@@ -45,6 +45,7 @@ from datetime import datetime, timezone
 import numpy as np
 
 from ..clock import epoch, format_ts
+from ..store.pg import matrix_queries
 from ..store.pg import vectors as queries
 from ..store.pg.vectors import ANN_INDEX
 from ..store.records import blob_to_vector, vector_literal
@@ -70,8 +71,9 @@ class SqlFilter:
     """
 
     def __init__(self, where: str, params, count: int, key: tuple | None = None, lapsed: int | None = None,
-                 records_version: int | None = None, terms: MatrixTerms | None = None) -> None:
+                 records_version: int | None = None, terms: MatrixTerms | None = None, changes_applied: int = 0) -> None:
         self.where = where
+        self.changes_applied = changes_applied  # change-feed entries the matrix took in with the count
         # what the in-process matrix pre-masks on (None: the matrix is not used for this filter)
         self.terms = terms
         # the store's records version read with the count (None: not read), for the lexical cache key
@@ -138,8 +140,10 @@ class PgVectorIndex:
             count = self._count_rows(where, params)  # record_counts has no time column
         else:
             lapsed = "provisional" in flt.statuses and not flt.include_lapsed
-            count, lapsed_count, version = self._count_from_table(flt.scopes, flt.statuses, flt.types, flt.now if lapsed else None)
-            return SqlFilter(where, params, count, lapsed=lapsed_count, records_version=version, terms=terms)
+            count, lapsed_count, version, applied = self._count_from_table(flt.scopes, flt.statuses, flt.types,
+                                                                           flt.now if lapsed else None)
+            return SqlFilter(where, params, count, lapsed=lapsed_count, records_version=version, terms=terms,
+                             changes_applied=applied)
         return SqlFilter(where, params, count, terms=terms)
 
     def mask(self, scopes, statuses, types=None, event_from: float | None = None, event_to: float | None = None) -> SqlFilter:
@@ -155,17 +159,23 @@ class PgVectorIndex:
         terms = MatrixTerms(tuple(scopes), tuple(statuses), tuple(types) if types else None, event_from, event_to)
         if event_from is not None or event_to is not None:
             return SqlFilter(where, params, self._count_rows(where, params), terms=terms)
-        count, _, version = self._count_from_table(scopes, statuses, types, None)
-        return SqlFilter(where, params, count, records_version=version, terms=terms)
+        count, _, version, applied = self._count_from_table(scopes, statuses, types, None)
+        return SqlFilter(where, params, count, records_version=version, terms=terms, changes_applied=applied)
 
     def _count_rows(self, where: str, params) -> int:
         """The admitted rows counted one by one (an event-time window: record_counts has no time column)."""
         return queries.count_admitted(self.store, where, params)
 
-    def _count_from_table(self, scopes, statuses, types, lapsed_at: str | None) -> tuple[int, int, int]:
+    def _count_from_table(self, scopes, statuses, types, lapsed_at: str | None) -> tuple[int, int, int, int]:
         """The admitted rows from ``record_counts``, less the lapsed provisionals (one round trip;
-        :func:`memory_core.store.pg.vectors.count_from_table`)."""
-        return queries.count_from_table(self.store, scopes, statuses, types, lapsed_at)
+        :func:`memory_core.store.pg.vectors.count_from_table`), and the change-feed entries applied to
+        the matrix: with one loaded, its catch-up travels in the same round trip (the search adds none)."""
+        matrix = self.matrix
+        if matrix is None or self.dense_search != "matrix" or self.store.covers(()):
+            return (*queries.count_from_table(self.store, scopes, statuses, types, lapsed_at), 0)
+        base = matrix.version
+        row, changes = matrix_queries.with_changes(self.store, queries.count_statement(scopes, statuses, types, lapsed_at), base)
+        return (*queries.counted(row), matrix.apply_read(changes, base))
 
     # -- searching -----------------------------------------------------------------------------
 
@@ -192,7 +202,7 @@ class PgVectorIndex:
         admitted = allowed.count
         matrix = self._usable_matrix(allowed)
         if matrix is not None:
-            applied = matrix.refresh(allowed.records_version)
+            applied = matrix.refresh(allowed.records_version) + allowed.changes_applied
             answered = confirmed_search(self.store, matrix.rank(query, allowed.terms, applied), vec, k, allowed, columns)
             if answered is not None:
                 rows, how = answered

@@ -233,7 +233,7 @@ def test_another_process_forget_never_comes_back_from_the_matrix(searcher):
 
 def test_without_the_change_feed_refresh_the_forget_check_fails_but_sql_still_refuses_the_row(searcher, monkeypatch):
     svc, url = searcher
-    monkeypatch.setattr(PgMatrix, "refresh", lambda self, known_version=None: 0)
+    monkeypatch.setattr(PgMatrix, "_apply_feed", lambda self, rows: 0)  # no change-feed entry is ever applied
     gone = _dense_of(svc, "The user talked about Lisbon on day 5")["candidates"][0]["id"]
     seq = _seq(svc, gone)
     _in_another_process(url, "forget", gone)
@@ -270,3 +270,35 @@ def test_above_matrix_max_records_dense_search_stays_in_sql(new_target):
         assert _dense_of(svc, "Noted jazz")["index"]["engine"] == "pgvector" and svc.index.matrix is None
     finally:
         svc.close()
+
+
+class RolledEmbedder(HashingEmbedder):
+    """The hashing embedder's vectors rolled by one place: another model of the same dimension."""
+
+    model_name = "test/rolled-hashing-embedder"
+
+    def embed(self, texts):
+        import numpy as np
+
+        return np.roll(np.asarray(super().embed(texts)), 1, axis=1)
+
+
+def test_a_reembed_by_another_connection_resets_the_matrix(searcher):
+    # a re-embed rewrites every vector and marks the feed "reset": the next search reloads the matrix
+    from memory_core.index.reembed import reembed_store
+
+    svc, url = searcher
+    other = MemoryService.open(url, default_settings(postgres={"dense_search": "sql"}), clock=FixedClock(NOW),
+                               embedder=HashingEmbedder(), allow_embedder_mismatch=True)
+    try:
+        reembed_store(other.store, other.index, RolledEmbedder(), other.clock, actor="t")
+    finally:
+        other.close()
+    query = RolledEmbedder().embed(["The user talked about chess on day 8"])[0]
+    mask = svc.index.mask(["user:alice"], LIVE_STATUSES)
+    hits, how, _ = svc.index.search_with_rows(query, 3, mask)
+    assert how["engine"] == "matrix" and how["changes_applied"] >= 1
+    top = hits[0][0]
+    assert svc.store.scalar("SELECT content FROM records WHERE seq = ?", (top,)) == "The user talked about chess on day 8."
+    stored = RolledEmbedder().embed(["The user talked about chess on day 8."])[0]
+    assert abs(float(svc.index.matrix.vectors([top])[0] @ stored) - 1.0) < 1e-5  # the matrix holds the new vector
