@@ -18,6 +18,7 @@ WRITE_TRIPS = 7  # a new record without entities: grants; BEGIN + locks + duplic
 #                  the record's insert; its full-text text; links, full-text row, write log, events, feed and COMMIT
 SEARCH_TRIPS_ON_TOPIC = 9
 SEARCH_TRIPS_OFF_TOPIC = 8
+MATRIX_LOAD_TRIPS = 2  # a process's first search loads its dense-search matrix: the live count; the version and first rows
 
 
 def _open(target):
@@ -79,6 +80,9 @@ def test_a_get_is_one_round_trip_whatever_the_id(two_users):
 @pytest.mark.parametrize("backend", ["postgresql"])
 def test_a_write_and_a_search_stay_within_their_round_trips(two_users):
     svc, alice, _ = two_users
+    found, trips = _trips(svc, lambda: alice.call_tool("memory_search", {"query": "which build did Alice ship to staging?"}))
+    assert found["results"] and trips <= SEARCH_TRIPS_ON_TOPIC + MATRIX_LOAD_TRIPS, trips
+    # from here the matrix is loaded: its catch-up after the write travels with the filter's count
     result, trips = _trips(svc, lambda: alice.call_tool("memory_write", {
         "type": "episodic", "target": "personal", "content": "Alice moved the staging deploy to Thursday."}))
     assert result["ok"] and result["outcome"] == "created", result
