@@ -32,8 +32,10 @@ from ..text import quote_fold as fold
 from ..policy.rules import SOURCE_RANK, may_supersede
 from ..policy.scopes import Scope
 from ..settings import WriteSettings
-from ..store.records import LIVE_STATUSES, SELECT_COLUMNS, Record, record_from_row
-from ..store.write_queries import live_records_on_subject, live_rows_from_source, live_rows_from_source_later, record_at_seq
+from ..store.batching import batches
+from ..store.records import LIVE_STATUSES, SELECT_COLUMNS, Record, record_from_row, vector_literal
+from ..store.write_queries import (live_records_on_subject, live_rows_from_source, live_rows_from_source_later,
+                                   live_subject_cosines_later, record_at_seq)
 
 NEIGHBOURS = 5  # near-duplicate candidates compared by claim before giving up
 _SENTENCE_END = " .!?;:\u2026"  # trailing punctuation that does not change what a sentence states
@@ -56,11 +58,17 @@ class Match:
         ]
 
 
-def same_subject_records(conn, scope: Scope, subject: str | None) -> list[Record]:
-    """Live records on ``subject`` in ``scope``, most recent first."""
+def same_subject_records(conn, scope: Scope, subject: str | None, vector=None) -> tuple[list[Record], dict[int, float] | None]:
+    """Live records on ``subject`` in ``scope``, most recent first, and on PostgreSQL (given the
+    write's ``vector``) their cosines with it, read in the same round trip (else None: the index
+    computes them)."""
     if subject is None:
-        return []
-    return live_records_on_subject(conn, subject, scope.kind, scope.id)
+        return [], None
+    cosines = None
+    if vector is not None and batches(conn):
+        cosines = live_subject_cosines_later(conn, vector_literal(vector), subject, scope.kind, scope.id)
+    records = live_records_on_subject(conn, subject, scope.kind, scope.id)
+    return records, None if cosines is None else {int(seq): float(cosine) for seq, cosine in cosines.fetchall()}
 
 
 def _compare(content: str, record: Record, cosine: float) -> dict:
@@ -71,13 +79,16 @@ def _compare(content: str, record: Record, cosine: float) -> dict:
 
 
 def find_same_claim(conn, index, *, content: str, record_type: str, scope: Scope, subject: str | None,
-                    vector, settings: WriteSettings, live_on_subject: list[Record]) -> Match:
-    """The existing record this write restates, if any (the duplicate search)."""
+                    vector, settings: WriteSettings, live_on_subject: list[Record],
+                    cosines: dict[int, float] | None = None) -> Match:
+    """The existing record this write restates, if any (the duplicate search). ``cosines`` are the
+    same-subject records' cosines when :func:`same_subject_records` read them."""
     match = Match()
     if subject is not None:
         if not live_on_subject:
             return match
-        cosines = index.similarity(vector, [r.seq for r in live_on_subject])
+        if cosines is None:
+            cosines = index.similarity(vector, [r.seq for r in live_on_subject])
         for record in live_on_subject:
             cosine = cosines.get(record.seq, 0.0)
             compared = _compare(content, record, cosine)

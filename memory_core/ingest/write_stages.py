@@ -183,11 +183,12 @@ def find_duplicate(ctx: "WriteContext") -> None:
     if req.revises is not None or not req.dedupe:
         return
     # a subject entity this write created has no records yet: nothing to read
-    ctx.live_on_subject = [] if ctx.new_subject else same_subject_records(ctx.conn, req.scope, ctx.subject)
+    ctx.live_on_subject, cosines = ([], None) if ctx.new_subject else same_subject_records(ctx.conn, req.scope, ctx.subject, ctx.vector)
     if req.imported is not None:
         ctx.live_on_subject = [r for r in ctx.live_on_subject if r.id not in req.imported.created]
     ctx.match = find_same_claim(ctx.conn, ing.index, content=_claim_text(req), record_type=req.type, scope=req.scope,
-                                subject=ctx.subject, vector=ctx.vector, settings=ing.settings, live_on_subject=ctx.live_on_subject)
+                                subject=ctx.subject, vector=ctx.vector, settings=ing.settings, live_on_subject=ctx.live_on_subject,
+                                cosines=cosines)
     if req.imported is not None and ctx.match.reinforce is not None and ctx.match.reinforce.id in req.imported.created:
         ctx.match.reinforce = None
     ctx.notes.extend(ctx.match.notes())

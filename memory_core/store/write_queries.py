@@ -145,6 +145,15 @@ def live_records_on_subject(conn, subject: str, scope_kind: str, scope_id: str, 
     return fetch_records(conn, where, params, links=False)
 
 
+def live_subject_cosines_later(conn, vector_literal: str, subject: str, scope_kind: str, scope_id: str):
+    """PostgreSQL only: the cosine of ``vector_literal`` (pgvector input) with each record
+    :func:`live_records_on_subject` reads (the expression and conditions of
+    ``pg.vectors.cosines``), as a read sent with the next statement (rows ``seq, cosine``)."""
+    return read_later(conn, "SELECT seq, -(embedding_vec <#> ?::vector) FROM records WHERE subject = ? AND scope_kind = ? "
+                      "AND scope_id = ? AND status IN ('provisional','confirmed') AND embedding_vec IS NOT NULL",
+                      [vector_literal, subject, scope_kind, scope_id])
+
+
 def record_at_seq(conn, seq: int) -> Record | None:
     """The record stored at ``seq`` (whatever its status), without entity links; None if there is none."""
     found = fetch_records(conn, "r.seq = ?", (int(seq),), links=False)
