@@ -21,7 +21,13 @@ def _shallow(obj: Any) -> dict[str, Any]:
 
     Nested lists and dicts are shared with the object, not copied.
     """
-    return {f.name: getattr(obj, f.name) for f in fields(obj)}
+    names = _FIELD_NAMES.get(type(obj))
+    if names is None:  # dataclasses.fields() walks every field's kind on each call: once per class here
+        names = _FIELD_NAMES[type(obj)] = tuple(f.name for f in fields(obj))
+    return {name: getattr(obj, name) for name in names}
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
 @dataclass
@@ -82,7 +88,9 @@ class Candidate:
 
     def to_dict(self) -> dict[str, Any]:
         """Every signal and decision, without the record or its text."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("record", "content")}
+        out = _shallow(self)
+        del out["record"], out["content"]
+        return out
 
 
 @dataclass
