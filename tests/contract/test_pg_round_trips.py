@@ -30,7 +30,7 @@ WRITE_TRIPS = {
     # + the second mention's lookup (the first's rows queued with it); the count; dense; insert with full-text read
     "two new mentions": 7,
 }
-SEARCH_TRIPS_ON_TOPIC = 9
+SEARCH_TRIPS_ON_TOPIC = 8
 SEARCH_TRIPS_OFF_TOPIC = 8
 WRITES = {
     "a new record": {"type": "episodic", "content": "Alice moved the staging deploy to Thursday."},
