@@ -127,14 +127,26 @@ class HttpSessions:
 
     async def still_open(self, entry: HttpSession) -> bool:
         """Before serving a request: write the session's last activity if the last write is older than
-        ``idle_s / 4``. False (and the session closed here) when another server has ended it."""
+        ``idle_s / 4``. False (and the session closed here) when another server has ended it.
+
+        The write is bookkeeping, never a reason to refuse the request: when it fails (the store is
+        locked, a connection dropped) the failure is logged, the request is served, and the write is
+        tried again at the session's next request (or by the sweep while a request is in flight).
+        """
         if time.monotonic() - entry.touched < self.touch_every_s:
             return True
-        entry.touched = time.monotonic()
+        previous, entry.touched = entry.touched, time.monotonic()
         service = entry.memory.service
-        if await anyio.to_thread.run_sync(owners.touch, service, [entry.memory.id], limiter=self.limiter):
+        try:
+            if await anyio.to_thread.run_sync(owners.touch, service, [entry.memory.id], limiter=self.limiter):
+                return True
+            ended = await anyio.to_thread.run_sync(owners.ended_elsewhere, service, entry.memory.id, limiter=self.limiter)
+        except Exception as exc:  # noqa: BLE001 - the request goes on; the write is retried
+            entry.touched = previous
+            log.warning("could not record the last activity of MCP session %s (memory session %s): %s; the request "
+                        "is served and the write tried again at its next request", entry.id, entry.memory.id, _failure(exc))
             return True
-        if not await anyio.to_thread.run_sync(owners.ended_elsewhere, service, entry.memory.id, limiter=self.limiter):
+        if not ended:
             return True
         await self.close(entry, why="ended by another server")
         return False
@@ -156,3 +168,10 @@ class HttpSessions:
                 log.debug("MCP session sweep done: %d kept alive, %d ended", len(busy), len(ended))
             except Exception:  # noqa: BLE001 - a failed sweep is retried at the next one
                 log.exception("the MCP session sweep failed")
+
+
+def _failure(exc: BaseException) -> str:
+    """What failed, for a log line: the exception's type and its first line (a store error names the
+    statement's trouble, never its parameters; no token or memory content reaches it here)."""
+    first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__

@@ -20,6 +20,7 @@ a transcript. A key names a principal; grants still decide what that principal m
 from __future__ import annotations
 
 import hashlib
+import logging
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
@@ -31,6 +32,8 @@ from ..ids import new_id
 from ..inputs import check_text
 from ..policy.scopes import validate_id
 from ..store import api_keys
+
+log = logging.getLogger(__name__)
 
 KINDS = ("model", "host")
 TOKEN_PREFIX = {"model": "am_model_", "host": "am_host_"}
@@ -103,7 +106,9 @@ def revoke_key(service, key_id: str, *, actor: str, reason: str | None = None) -
 def verify_token(service, token: object, *, touch_interval_s: float = 60.0) -> KeyPrincipal | None:
     """The principal of a live key with this token, else None (unknown, revoked or malformed alike).
 
-    Records the key's last use, at most once per ``touch_interval_s``.
+    Records the key's last use, at most once per ``touch_interval_s``. That write is bookkeeping: if
+    it fails (the store is locked, a connection dropped) the key still verifies, the failure is
+    logged with the key's id (never the token), and the next request tries the write again.
     """
     if not isinstance(token, str) or not token or len(token) > MAX_TOKEN_CHARS or not token.isascii():
         return None
@@ -113,5 +118,9 @@ def verify_token(service, token: object, *, touch_interval_s: float = 60.0) -> K
     now = service.clock.now()
     last = row["last_used_at"]
     if last is None or parse_ts(last) <= now - timedelta(seconds=touch_interval_s):
-        api_keys.touch_key(service.store, row["id"], format_ts(now))
+        try:
+            api_keys.touch_key(service.store, row["id"], format_ts(now))
+        except Exception as exc:  # noqa: BLE001 - the request is served; last_used_at is still old, so it is retried
+            log.warning("could not record the last use of key %s (%s); the request is served, the write is tried "
+                        "again at the key's next request", row["id"], type(exc).__name__)
     return KeyPrincipal(row["id"], row["kind"], row["agent_id"], row["user_id"], row["project_id"])

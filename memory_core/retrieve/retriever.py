@@ -39,7 +39,7 @@ from .filters import HardFilterStage, ScopeStage
 from .freshness import FreshnessStage
 from .fuse import FusionStage
 from .gate import GateStage
-from .generate import DenseStage, EntityStage, LexicalStage, QueryEmbeddingStage
+from .generate import DenseStage, EntityStage, LexicalStage, QueryEmbeddingStage, historical_candidates
 from .pipeline import Pipeline, SearchRun, Stage
 from .request import SearchRequest, check_as_of_time, check_origin
 from .rerank import RerankStage, build_reranker
@@ -56,11 +56,12 @@ BATCH_EMBED = 64  # query texts per embedder call in a batch search
 
 
 def default_stages() -> list[Stage]:
-    """The stages in the design's order: the map of the search pipeline."""
+    """The stages in the design's order: the map of the search pipeline. The gate gets the
+    generators' historical re-run for its lifecycle probe here: it never runs a generator itself."""
     return [
         RewriteStage(), ScopeStage(), HardFilterStage(), TimeWindowStage(), QueryEmbeddingStage(), LexicalStage(), EntityStage(),
-        DenseStage(), FusionStage(), FreshnessStage(), GateStage(), CollapseStage(), RerankStage(), BudgetStage(),
-        ExplainStage(), LogStage(),
+        DenseStage(), FusionStage(), FreshnessStage(), GateStage(historical=historical_candidates), CollapseStage(), RerankStage(),
+        BudgetStage(), ExplainStage(), LogStage(),
     ]
 
 

@@ -2,7 +2,7 @@
 
 Registered in :mod:`.migrations`. Like the other migration modules, this one imports nothing from
 the rest of the store package and never changes once released; its PostgreSQL counterpart is
-``store/pg/schema.py`` migration 4.
+``store/pg/schema.py`` migration 5 (the tables' text is in ``store/pg/schema_mcp.py``).
 """
 
 from __future__ import annotations

@@ -134,3 +134,81 @@ def test_the_ambient_profile_is_in_the_instructions_and_fixed_for_the_session(tm
     assert "French" in seen["second"]
     with open_service(target) as service:
         assert service.session_context(seen["first_id"])["system_text"] == seen["first"]
+
+
+def _end_of(target, session_id: str) -> dict:
+    with open_service(target) as service:
+        row = service.store.query_one("SELECT ended_at, end_reason FROM sessions WHERE id = ?", (session_id,))
+        runs = service.store.scalar("SELECT COUNT(*) FROM extraction_runs WHERE session_id = ?", (session_id,))
+    return {"ended": row["ended_at"] is not None, "reason": row["end_reason"], "runs": runs}
+
+
+@pytest.mark.timeout(300)
+def test_concurrent_calls_each_get_their_own_whole_result(tmp_path):
+    """Thirty-two memory_get calls at once from the SDK's client, answered by the server's worker
+    threads in whatever order they finish: replies many times a pipe's buffer in all, each
+    one whole JSON-RPC line carrying its own record. The client leaving closes stdin, and the
+    session ends for that reason (not because the client had to stop the process)."""
+    import anyio
+
+    target = tmp_path / "m.sqlite"
+    prepare(target)
+    contents = {}
+    with open_service(target) as service:
+        session = service.start_session(agent_id="assistant", user_id="alice")
+        for i in range(8):
+            text = f"Note {i}: " + " ".join(f"caf\u00e9-{i}-{j} \u05e9\u05dc\u05d5\u05dd" for j in range(400))
+            written = session.call_tool("memory_write", {"type": "semantic", "attribute": f"note_{i}",
+                                                         "source_kind": "agent_inference", "content": text[:3900]})
+            assert written["ok"], written
+            contents[written["record_id"]] = text[:3900]
+    calls = [record_id for record_id in contents for _ in range(4)]
+    seen: dict = {}
+
+    async def burst():
+        async with Client(stdio_parameters(target)) as client:
+            async def get(n: int) -> None:
+                seen[n] = await client.call_tool("memory_get", {"record_id": calls[n]})
+
+            async with anyio.create_task_group() as group:
+                for n in range(len(calls)):
+                    group.start_soon(get, n)
+
+    run_async(burst)
+    assert sorted(seen) == list(range(len(calls)))
+    for n, result in seen.items():
+        assert not result.is_error and result.structured_content["record"]["content"] == contents[calls[n]]
+    session_id = seen[0].meta[SESSION_META_KEY]
+    assert {r.meta[SESSION_META_KEY] for r in seen.values()} == {session_id}
+    assert _end_of(target, session_id) == {"ended": True, "reason": "the client closed stdin", "runs": 1}
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("before_closing", ["nothing", "initialize", "calls in flight"])
+def test_a_closed_stdin_ends_the_server_cleanly(tmp_path, before_closing):
+    """The client closes stdin (before a word, after the handshake, or with calls not yet answered):
+    the server ends its memory session with that reason, queues its extraction, and exits 0 without
+    a traceback."""
+    import json
+    import re
+    import sys
+
+    from tests.mcp.raw_client import RawStdioSession
+    from tests.mcp.servers import ROOT, server_env
+
+    target = tmp_path / "m.sqlite"
+    prepare(target)
+    session = RawStdioSession([sys.executable, "-m", "memory_core.cli", "mcp", "--path", str(target), "--agent-id",
+                               "assistant", "--user-id", "alice"], env=server_env(), cwd=str(ROOT))
+    if before_closing != "nothing":
+        session.initialize()
+    if before_closing == "calls in flight":
+        for n in range(4):
+            session.send_line(json.dumps({"jsonrpc": "2.0", "id": 100 + n, "method": "tools/call", "params": {
+                "name": "memory_search", "arguments": {"query": f"anything {n}"}}}).encode())
+    code, stderr = session.close()
+    assert code == 0, stderr
+    assert "Traceback" not in stderr, stderr
+    opened = re.search(r"memory session (ses_\w+)", stderr)
+    assert opened and re.search(r"session ended; extraction run run_\w+", stderr), stderr
+    assert _end_of(target, opened.group(1)) == {"ended": True, "reason": "the client closed stdin", "runs": 1}

@@ -1,21 +1,21 @@
 """The lifecycle probe: on an empty answer, would superseded or expired records have passed?
 
-It reruns the generators with the historical statuses (dense only over the rows the wider filter
-adds; lexical from the doclists the lexical stage already read, so the full-text index is not
-asked again) and counts the records they find that are strong gate evidence but were excluded by
-lifecycle alone. The empty reason then says so ("all 2 candidates filtered as superseded ...;
-historical search includes them").
+It asks a historical search (the generators re-run with the historical statuses, handed to the
+gate stage by whoever composes the pipeline: :func:`..generate.historical.historical_candidates`
+in ``default_stages``) and counts the records it finds that are strong gate evidence but were
+excluded by lifecycle alone. The empty reason then says so ("all 2 candidates filtered as
+superseded ...; historical search includes them"). The gate runs no generator itself.
 """
 
 from __future__ import annotations
 
-from ...text import query_terms
-from ..filters import describe_as_of, index_mask
-from ..generate.candidates import COSINE_DIGITS
-from ..generate.dense import dense_candidates
-from ..generate.entity import entity_candidates
-from ..generate.lexical import lexical_candidates
-from ..generate.lexical_score import LexicalResult, partial_score, readable_lookup
+from typing import Protocol
+
+import numpy as np
+
+from ...settings import RetrievalSettings
+from ..filters import HardFilter, IndexMask, describe_as_of
+from ..generate.lexical_score import LexicalResult, partial_score
 from ..generate.name_stripped import RestQuery, full_entity_names, rest_query
 from ..search_types import Candidate
 from ..services import SearchServices
@@ -25,47 +25,21 @@ from .names import evidence_of, short_list_names
 from .rest_cover import rest_cover
 from .rules import GateFloors, NameRest, candidate_strong, rest_supported
 
-HISTORICAL = ("provisional", "confirmed", "superseded", "expired")
+
+class HistoricalSearch(Protocol):
+    """The generators re-run under the search's filter widened to the historical statuses: the
+    records found (seq -> candidate, with query cosines) and the lexical result."""
+
+    def __call__(self, deps: SearchServices, *, settings: RetrievalSettings, query: str, filter: HardFilter,
+                 mask: IndexMask | None, query_vector: np.ndarray | None, entities: list[dict],
+                 doclists: dict) -> tuple[dict[int, Candidate], LexicalResult | None]: ...
 
 
-def _historical_candidates(deps: SearchServices, given: GateInputs) -> tuple[dict[int, Candidate], LexicalResult | None]:
-    """What the generators find under the wider (historical) filter, merged by record."""
-    s = given.settings
-    flt = given.filter.with_statuses(HISTORICAL, include_lapsed=True)
-    found: dict[int, Candidate] = {}
-    mask = index_mask(deps.index, flt, [])
-    if given.query_vector is not None:
-        # Only rows the wider filter adds (superseded, expired, lapsed): usually few, so this is a
-        # small gathered product, not a second scan of the whole matrix.
-        if hasattr(mask, "without"):  # PostgreSQL: the same difference, as SQL
-            dense_mask = mask.without(given.mask) if given.mask is not None else mask
-        else:
-            dense_mask = mask.copy()
-            if given.mask is not None and given.mask.shape == dense_mask.shape:
-                dense_mask &= ~given.mask
-        for cand in dense_candidates(deps.store, deps.index, flt, dense_mask, given.query_vector, s.candidates_per_generator)[0]:
-            found[cand.seq] = cand
-    terms = query_terms(given.query, s.lexical_max_terms)
-    lexical = None
-    if terms:
-        cands, lexical = lexical_candidates(deps.store, flt, readable_lookup(deps.index, mask), terms, s.candidates_per_generator,
-                                            s.lexical_max_df_share, s.lexical_max_postings, doclists=given.doclists)
-        for cand in cands:
-            kept = found.setdefault(cand.seq, cand)
-            kept.lexical, kept.lexical_terms = cand.lexical, cand.lexical_terms
-    for cand in entity_candidates(deps.store, flt, given.entities, s.candidates_per_generator):
-        found.setdefault(cand.seq, cand).entities = cand.entities
-    if given.query_vector is not None:
-        sims = deps.index.similarity(given.query_vector, [seq for seq, c in found.items() if c.cosine is None])
-        for seq, value in sims.items():
-            found[seq].cosine = round(float(value), COSINE_DIGITS)
-    return found, lexical
-
-
-def lifecycle_probe(deps: SearchServices, given: GateInputs, floors: GateFloors, unknown: tuple[str, ...], in_query: set[str],
-                    summary: dict, known: RestQuery | None) -> dict:
+def lifecycle_probe(deps: SearchServices, given: GateInputs, historical: HistoricalSearch, floors: GateFloors,
+                    unknown: tuple[str, ...], in_query: set[str], summary: dict, known: RestQuery | None) -> dict:
     """Counts of the superseded and expired records that would have passed, and their ids."""
-    found, lexical = _historical_candidates(deps, given)
+    found, lexical = historical(deps, settings=given.settings, query=given.query, filter=given.filter, mask=given.mask,
+                                query_vector=given.query_vector, entities=given.entities, doclists=given.doclists)
     passing = []
     for cand in found.values():
         lapsed = cand.status == "provisional" and cand.seq not in given.pool
@@ -109,10 +83,11 @@ def probe_rest_supported(deps: SearchServices, given: GateInputs, lexical: Lexic
     return rest_supported(support, floors)
 
 
-def empty_reason(deps: SearchServices, given: GateInputs, floors: GateFloors, reason: str, unknown: tuple[str, ...],
-                 in_query: set[str], summary: dict, known: RestQuery | None) -> str:
+def empty_reason(deps: SearchServices, given: GateInputs, historical: HistoricalSearch | None, floors: GateFloors, reason: str,
+                 unknown: tuple[str, ...], in_query: set[str], summary: dict, known: RestQuery | None) -> str:
     """Why the search ends empty: the gate's reason, or that nothing passes the hard filter, or that
-    only older records (superseded, expired) would have answered (the probe's counts go into ``summary``)."""
+    only older records (superseded, expired) would have answered (the probe's counts go into
+    ``summary``; no probe without a ``historical`` search)."""
     flt = given.filter
     if flt is not None and flt.as_of:  # the as-of set already holds every version live (or valid) then: no lifecycle probe
         if summary["candidates"] == 0:
@@ -129,8 +104,8 @@ def empty_reason(deps: SearchServices, given: GateInputs, floors: GateFloors, re
     outcome = given.filter_outcome  # the filter stages' own account: how many readable records, and why none
     if summary["candidates"] == 0 and outcome is not None and outcome.reason:
         reason = outcome.reason
-    if not given.request.historical:
-        probe = lifecycle_probe(deps, given, floors, unknown, in_query, summary, known)
+    if not given.request.historical and historical is not None:
+        probe = lifecycle_probe(deps, given, historical, floors, unknown, in_query, summary, known)
         summary["lifecycle_probe"] = probe
         if probe["passing"]:
             kinds = [k for k in ("superseded", "expired") if probe[k]]

@@ -1,5 +1,6 @@
 """The gate stage: gathers each candidate's evidence, asks the rules (:mod:`.decision`), records
-the decision with the tracer (:mod:`.trace`) and applies it."""
+the decision with the tracer (:mod:`.trace`) and applies it. On an empty answer it runs the
+lifecycle probe (:mod:`.probe`) with the historical search it was built with."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from . import trace
 from .decision import judge
 from .handoffs import GateInputs, GateOutputs
 from .names import evidence_of, name_rest, name_terms, short_list_names, unknown_names
-from .probe import empty_reason
+from .probe import HistoricalSearch, empty_reason
 from .reasons import candidate_reason, result_floor_reason
 from .rules import GateFloors, SetSignals, below_result_floor, set_strong
 
@@ -30,11 +31,19 @@ def fill_cosines(deps: SearchServices, query_vector, ranking: list[Candidate]) -
 class GateStage:
     """The empty-result gate, judged on the result set: nothing is returned when every candidate is
     weak on every signal (or only a known name links them to the question); otherwise the fused
-    order goes on untouched, less the candidates weak on everything."""
+    order goes on untouched, less the candidates weak on everything.
+
+    ``historical`` is the generators' historical re-run (``generate.historical.historical_candidates``,
+    wired by ``default_stages``): on an empty answer the lifecycle probe asks it whether superseded
+    or expired records alone would have answered. Without it the probe is not run and the empty
+    reason is the gate's own."""
 
     name = "gate"
     Inputs = GateInputs
     Outputs = GateOutputs
+
+    def __init__(self, historical: HistoricalSearch | None = None) -> None:
+        self.historical = historical
 
     def run(self, given: GateInputs, rec: StageRecorder, deps: SearchServices) -> GateOutputs:
         s, ranking, request = given.settings, given.ranking, given.request
@@ -70,7 +79,8 @@ class GateStage:
         if not decision.passed:
             for cand in ranking:
                 rec.drop(cand, f"gate: {decision.reason}")
-            summary["empty_reason"] = empty = empty_reason(deps, given, floors, decision.reason, unknown, in_query, summary, rest_q)
+            summary["empty_reason"] = empty = empty_reason(deps, given, self.historical, floors, decision.reason, unknown,
+                                                           in_query, summary, rest_q)
             return GateOutputs([], summary, False, empty)
         kept = []
         for cand, ev, passed in zip(ranking, evidence, decision.strong):

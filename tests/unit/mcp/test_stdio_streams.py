@@ -2,12 +2,14 @@
 over real pipes: lines cut anywhere by the reads, bad bytes, a last line without a newline, and a
 pipe that fills because nobody reads it yet."""
 
+import json
 import os
 import subprocess
 import sys
 import threading
 
 import anyio
+import pytest
 
 from memory_core.mcp.stdio_streams import LineReader, LineWriter
 from tests.mcp.servers import ROOT, run_async
@@ -190,3 +192,87 @@ def test_with_stderr_closed_the_wire_never_lands_where_stray_output_goes():
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0
     assert done.stdout == b"echo hello\n"
+
+
+def _result(request_id: int, size: int):
+    """A tool result as the server sends it (a JSON-RPC response in a SessionMessage), about ``size`` bytes."""
+    import mcp_types as types
+    from mcp.shared.message import SessionMessage
+
+    text = f"result {request_id}: " + chr(ord("a") + request_id) * size
+    return SessionMessage(types.JSONRPCResponse(jsonrpc="2.0", id=request_id, result={
+        "content": [{"type": "text", "text": text}], "structuredContent": {"ok": True, "text": text}, "isError": False}))
+
+
+@pytest.mark.timeout(120)
+def test_concurrent_results_never_interleave_on_the_wire():
+    """Six results, each several times a pipe's buffer, sent at once by six tasks while nobody reads:
+    the first fills the pipe and waits, the others wait for the write lock, and the reader then gets
+    six whole lines, each one JSON-RPC message. Without the lock a second writer either writes into
+    the middle of the first's line or, waiting on the same descriptor, fails (anyio's BusyResourceError)."""
+    from anyio import wait_all_tasks_blocked
+    from anyio.lowlevel import checkpoint
+
+    from memory_core.mcp.stdio_streams import JsonRpcWriter
+
+    read_end, write_end = _pipe()
+    messages = [_result(i, 150_000) for i in range(6)]
+    received = bytearray()
+    reader = threading.Thread(target=_drain, args=(read_end, received), name="wire-reader")
+    state: dict = {}
+
+    async def go():
+        writer = JsonRpcWriter(LineWriter(write_end))
+        async with anyio.create_task_group() as group:
+            for message in messages:
+                group.start_soon(writer.send, message)
+            await checkpoint()
+            await wait_all_tasks_blocked()  # every sender is in: one holds the full pipe, the rest the lock
+            state["blocked_before_any_read"] = True
+            reader.start()
+
+    try:
+        run_async(go)
+    finally:
+        os.close(write_end)  # the reader sees the end of the stream whatever happened
+        if reader.ident is not None:  # started
+            reader.join(timeout=60)
+        os.close(read_end)
+    assert state["blocked_before_any_read"]
+    lines = bytes(received).split(b"\n")
+    assert lines[-1] == b"" and len(lines) == len(messages) + 1
+    parsed = [json.loads(line) for line in lines[:-1]]
+    assert sorted(p["id"] for p in parsed) == list(range(len(messages)))
+    for p in parsed:
+        assert p["result"]["content"][0]["text"] == f"result {p['id']}: " + chr(ord("a") + p["id"]) * 150_000
+
+
+def _drain(fd: int, into: bytearray) -> None:
+    os.set_blocking(fd, True)
+    while block := os.read(fd, 65536):
+        into.extend(block)
+
+
+def test_the_reader_answers_an_unreadable_line_and_ends_when_stdin_closes():
+    """Messages until the client closes its end, then the end of the stream (the server's run ends):
+    a line that is not JSON-RPC is answered with the parse error and skipped, not fatal."""
+    from memory_core.mcp.stdio_streams import JsonRpcReader, JsonRpcWriter
+
+    in_read, in_write = _pipe()
+    out_read, out_write = _pipe()
+    os.write(in_write, b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}\nnot json\n{"jsonrpc": "2.0", "method": "x"}')
+    os.close(in_write)  # the client leaves; its last line has no newline
+
+    async def go():
+        replies = JsonRpcWriter(LineWriter(out_write))
+        reader = JsonRpcReader(LineReader(in_read), replies, _result(0, 1))
+        return [item.message.model_dump(by_alias=True, exclude_unset=True) async for item in reader]
+
+    got = run_async(go)
+    os.close(in_read)
+    os.close(out_write)
+    os.set_blocking(out_read, True)
+    answered = os.read(out_read, 65536)
+    os.close(out_read)
+    assert got == [{"jsonrpc": "2.0", "id": 1, "method": "ping"}, {"jsonrpc": "2.0", "method": "x"}]
+    assert [json.loads(line)["id"] for line in answered.splitlines()] == [0]  # the one reply: to the bad line

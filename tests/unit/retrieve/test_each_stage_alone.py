@@ -1,20 +1,22 @@
-"""Every retrieval stage runs alone on a hand-built input (``run_stage``): what it declares it reads
-is all it gets, and what it writes is checked against its declaration.
+"""Every retrieval stage of ``default_stages`` runs alone on a hand-built input (``run_stage``):
+what it declares it reads is all it gets, and what it writes is checked against its declaration.
 
 Stages that only compute (fusion, freshness, the gate on a passing or historical search,
 explanation) run with no services at all; the others get a real retriever over a small store.
 """
 
+import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from memory_core.policy.grants import ScopeAccess
-from memory_core.retrieve import Candidate, SearchRequest, run_stage
+from memory_core.retrieve import Candidate, SearchRequest, default_stages, run_stage
 from memory_core.retrieve.budget import BudgetStage
 from memory_core.retrieve.collapse import CollapseStage
 from memory_core.retrieve.explain import ExplainStage
-from memory_core.retrieve.filters import HardFilter, HardFilterStage, ScopeStage, index_mask
+from memory_core.retrieve.filters import HardFilter, HardFilterStage, ScopeStage, allowed_count, index_mask
 from memory_core.retrieve.freshness import FreshnessStage
 from memory_core.retrieve.fuse import FusionStage
 from memory_core.retrieve.gate import GateStage
@@ -22,6 +24,7 @@ from memory_core.retrieve.generate import DenseStage, EntityStage, LexicalStage,
 from memory_core.retrieve.rerank import RerankStage
 from memory_core.retrieve.rewrite import QueryRewriter, RewriteStage
 from memory_core.retrieve.search_log import LogStage, load_search
+from memory_core.retrieve.window import TimeWindowStage
 from memory_core.settings import default_settings
 
 from .helpers import write
@@ -97,6 +100,23 @@ def test_hard_filter_alone(service, alice):
                            access=service.access("assistant", "alice"), at=AT)
     assert out.filter.types == ("semantic",) and out.filter.now == AT and int(out.mask.sum()) == 1
     assert trace.outputs["indexed_rows_allowed"] == 1
+
+
+def test_time_window_alone(service, alice):
+    write(alice, "Flew to Lagos for the conference.", type="episodic", event_at="2025-03-01T10:00:00Z")
+    write(alice, "Walked the dog in the park.", type="episodic", event_at="2026-03-01T10:00:00Z")
+    access = service.access("assistant", "alice")
+    flt = _filter(event_from="2026-01-01T00:00:00Z")
+    mask = index_mask(service.index, flt, [])
+    assert allowed_count(mask) == 1  # (the premise: the hand-built filter admits the 2026 walk alone)
+    out, trace = run_stage(TimeWindowStage(), service.retriever, request=_request(), access=access, filter=flt, mask=mask)
+    assert out.filter_outcome.to_dict() == {"readable_records": 1, "window_removed": 1, "window": "from 2026-01-01T00:00:00Z to any",
+                                            "no_records_reason": None}
+    assert trace.outputs == {"readable_without_window": 2, "removed": 1, "readable_records": 1}
+    unbounded, trace = run_stage(TimeWindowStage(), service.retriever, request=_request(), access=access, filter=_filter(),
+                                 mask=index_mask(service.index, _filter(), []))
+    assert unbounded.filter_outcome.window_removed == 0 and unbounded.filter_outcome.readable_records == 2
+    assert trace.status == "skipped"
 
 
 def test_query_embedding_alone(service):
@@ -180,6 +200,26 @@ def test_gate_alone():
     assert refused.ranking == [] and refused.empty_reason.startswith("best cosine 0.20 < floor 0.40")
 
 
+def test_the_gate_alone_asks_only_the_historical_search_it_was_given():
+    # the lifecycle probe is composed, not built in: a hand-built historical search stands in for
+    # the generators' re-run, and a gate built without one runs no probe at all
+    older = _cand(9, "mem_older", cosine=0.7)
+    older.status = "superseded"
+    asked = []
+
+    def historical(deps, **given):
+        asked.append(given)
+        return {older.seq: older}, None
+
+    weak = _cand(3, cosine=0.2)
+    refused, trace = run_stage(GateStage(historical=historical), None, **_gate_inputs([weak]))
+    assert refused.empty_reason == "all 1 candidates filtered as superseded (1 superseded); historical search includes them"
+    assert refused.gate["lifecycle_probe"] == {"superseded": 1, "expired": 0, "passing": 1, "ids": ["mem_older"]}
+    assert [(a["query"], a["filter"], a["doclists"]) for a in asked] == [("what does the user drink?", None, {})]
+    alone, trace = run_stage(GateStage(), None, **_gate_inputs([_cand(3, cosine=0.2)]))
+    assert alone.empty_reason.startswith("best cosine 0.20 < floor 0.40") and "lifecycle_probe" not in alone.gate
+
+
 def _cosine(embedder, a, b):
     x, y = (np.asarray(v, dtype=np.float32) for v in embedder.embed([a, b]))
     return float(x @ y)
@@ -260,3 +300,10 @@ def test_log_write_alone(service):
                            empty_reason="nothing here")
     logged = load_search(service.store, "srch_test")
     assert logged.empty_reason == "nothing here" and logged.request.query == "what does the user drink?" and out.log_ms >= 0
+
+
+def test_every_stage_of_the_pipeline_is_run_alone_here():
+    # a stage added to default_stages without a test here fails this one
+    alone = set(re.findall(r"run_stage\((\w+)\(", Path(__file__).read_text(encoding="utf-8")))
+    missing = [type(s).__name__ for s in default_stages() if type(s).__name__ not in alone]
+    assert not missing, f"stages never run alone in this module: {missing}"
