@@ -2,16 +2,22 @@
 
 It offers the :class:`~memory_core.index.vector_index.VectorIndex` methods the pipeline and the
 write path call (``mask``, ``search``, ``search_explained``, ``similarity``, ``vectors``,
-``count``, ``refresh``, ``rebuild``) but keeps nothing in memory: every search is one SQL query
-over ``records.embedding_vec`` whose WHERE clause is the search's hard filter (readable scopes,
-lifecycle, type, event window, lapsed provisionals), so a record the principal cannot read is
-never even scored, and a write committed by any process is seen by the next search.
+``count``, ``refresh``, ``rebuild``). Admission is always SQL: every dense query's WHERE clause is
+the search's hard filter over ``records`` (readable scopes, lifecycle, type, event window, lapsed
+provisionals), so no record outside it is ever returned, and a write committed by any process is
+seen by the next search.
 
 The "mask" handed between the hard-filter stage and the generators is a :class:`SqlFilter`: the
 filter's SQL predicate and the exact number of rows it admits (read from ``record_counts``, a
 table of rows per scope, status and type kept by triggers), never the list of admitted rows, so
 the cost of a search does not grow with the principal's readable set. The dense query and the
 lexical postings query both run that predicate.
+
+In-process or in the database: with ``postgres.dense_search = "matrix"`` (the default) and at most
+``postgres.matrix_max_records`` live vectors, a search outside a write transaction is scored in
+numpy over this process's matrix of the store's vectors, kept current from the change feed, and
+its best rows are confirmed by the filter's SQL (:mod:`.pg_matrix`): exact, and several times
+faster than the scan below. Otherwise, or when the matrix cannot answer, the query below runs.
 
 Exact or approximate: below ``postgres.ann_min_records`` live vectors, or when the filter admits at
 most ``postgres.exact_max_rows`` rows, the query orders by the plain ``embedding_vec <#> query``
@@ -38,14 +44,17 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from ..clock import format_ts
+from ..clock import epoch, format_ts
+from ..store.pg import matrix_queries
 from ..store.pg import vectors as queries
 from ..store.pg.vectors import ANN_INDEX
 from ..store.records import blob_to_vector, vector_literal
+from .pg_matrix import MatrixTerms, PgMatrix, confirmed_search
 
 log = logging.getLogger(__name__)
 
 ANN_KINDS = ("ivfflat", "hnsw")
+DENSE_SEARCHES = ("matrix", "sql")
 # An HNSW build is fastest when the graph fits in maintenance_work_mem (about 1.5 GB at 1M x 384
 # dimensions); with less it goes on, slower, writing the graph as it grows.
 HNSW_BUILD_MEMORY_MB = 2048
@@ -62,8 +71,11 @@ class SqlFilter:
     """
 
     def __init__(self, where: str, params, count: int, key: tuple | None = None, lapsed: int | None = None,
-                 records_version: int | None = None) -> None:
+                 records_version: int | None = None, terms: MatrixTerms | None = None, changes_applied: int = 0) -> None:
         self.where = where
+        self.changes_applied = changes_applied  # change-feed entries the matrix took in with the count
+        # what the in-process matrix pre-masks on (None: the matrix is not used for this filter)
+        self.terms = terms
         # the store's records version read with the count (None: not read), for the lexical cache key
         self.records_version = records_version
         self.lapsed = lapsed  # provisional records past expiry the filter excluded (None: not counted)
@@ -91,9 +103,17 @@ class PgVectorIndex:
     """pgvector-backed dense search for a :class:`~memory_core.store.pg.store.PgStore`."""
 
     def __init__(self, store, dim: int, ann_min_records: int = 100_000, probes: int = 32,
-                 exact_max_rows: int = 10_000, *, kind: str = "ivfflat", ef_search: int = 100) -> None:
+                 exact_max_rows: int = 10_000, *, kind: str = "ivfflat", ef_search: int = 100,
+                 dense_search: str = "matrix", matrix_max_records: int = 200_000) -> None:
         if kind not in ANN_KINDS:
             raise ValueError(f"unknown approximate index {kind!r} (one of {', '.join(ANN_KINDS)})")
+        if dense_search not in DENSE_SEARCHES:
+            raise ValueError(f"unknown dense search {dense_search!r} (one of {', '.join(DENSE_SEARCHES)})")
+        self.dense_search = dense_search
+        self.matrix_max_records = matrix_max_records
+        self.matrix: PgMatrix | None = None  # loaded by the first search that may use it
+        self._matrix_lock = threading.Lock()
+        self._matrix_checked_at: float | None = None  # when the store was last found too large for it
         self.store = store
         self.kind = kind
         self.ef_search = ef_search
@@ -114,13 +134,17 @@ class PgVectorIndex:
         where, params = flt.sql("r")
         if not flt.scopes or not flt.statuses:
             return SqlFilter("1 = 0", [], 0)
+        terms = MatrixTerms(tuple(flt.scopes), tuple(flt.statuses), tuple(flt.types) if flt.types else None,
+                            epoch(flt.event_from), epoch(flt.event_to), getattr(flt, "as_of_seqs", None))
         if flt.event_from is not None or flt.event_to is not None or getattr(flt, "as_of", None):
             count = self._count_rows(where, params)  # record_counts has no time column
         else:
             lapsed = "provisional" in flt.statuses and not flt.include_lapsed
-            count, lapsed_count, version = self._count_from_table(flt.scopes, flt.statuses, flt.types, flt.now if lapsed else None)
-            return SqlFilter(where, params, count, lapsed=lapsed_count, records_version=version)
-        return SqlFilter(where, params, count)
+            count, lapsed_count, version, applied = self._count_from_table(flt.scopes, flt.statuses, flt.types,
+                                                                           flt.now if lapsed else None)
+            return SqlFilter(where, params, count, lapsed=lapsed_count, records_version=version, terms=terms,
+                             changes_applied=applied)
+        return SqlFilter(where, params, count, terms=terms)
 
     def mask(self, scopes, statuses, types=None, event_from: float | None = None, event_to: float | None = None) -> SqlFilter:
         """The write path's filter (scope, status, type, event window in epoch seconds) as a :class:`SqlFilter`."""
@@ -132,18 +156,26 @@ class PgVectorIndex:
                 clauses.append(f"r.event_at {op} ?")
                 params.append(format_ts(datetime.fromtimestamp(value, timezone.utc)))
         where = " AND ".join(clauses)
+        terms = MatrixTerms(tuple(scopes), tuple(statuses), tuple(types) if types else None, event_from, event_to)
         if event_from is not None or event_to is not None:
-            return SqlFilter(where, params, self._count_rows(where, params))
-        return SqlFilter(where, params, self._count_from_table(scopes, statuses, types, None)[0])
+            return SqlFilter(where, params, self._count_rows(where, params), terms=terms)
+        count, _, version, applied = self._count_from_table(scopes, statuses, types, None)
+        return SqlFilter(where, params, count, records_version=version, terms=terms, changes_applied=applied)
 
     def _count_rows(self, where: str, params) -> int:
         """The admitted rows counted one by one (an event-time window: record_counts has no time column)."""
         return queries.count_admitted(self.store, where, params)
 
-    def _count_from_table(self, scopes, statuses, types, lapsed_at: str | None) -> tuple[int, int, int]:
+    def _count_from_table(self, scopes, statuses, types, lapsed_at: str | None) -> tuple[int, int, int, int]:
         """The admitted rows from ``record_counts``, less the lapsed provisionals (one round trip;
-        :func:`memory_core.store.pg.vectors.count_from_table`)."""
-        return queries.count_from_table(self.store, scopes, statuses, types, lapsed_at)
+        :func:`memory_core.store.pg.vectors.count_from_table`), and the change-feed entries applied to
+        the matrix: with one loaded, its catch-up travels in the same round trip (the search adds none)."""
+        matrix = self.matrix
+        if matrix is None or self.dense_search != "matrix" or self.store.covers(()):
+            return (*queries.count_from_table(self.store, scopes, statuses, types, lapsed_at), 0)
+        base = matrix.version
+        row, changes = matrix_queries.with_changes(self.store, queries.count_statement(scopes, statuses, types, lapsed_at), base)
+        return (*queries.counted(row), matrix.apply_read(changes, base))
 
     # -- searching -----------------------------------------------------------------------------
 
@@ -168,6 +200,13 @@ class PgVectorIndex:
             return [], {"method": "exact", "reason": "no admitted rows", "engine": "pgvector", "admitted": 0}, []
         vec = vector_literal(query)
         admitted = allowed.count
+        matrix = self._usable_matrix(allowed)
+        if matrix is not None:
+            applied = matrix.refresh(allowed.records_version) + allowed.changes_applied
+            answered = confirmed_search(self.store, matrix.rank(query, allowed.terms, applied), vec, k, allowed, columns)
+            if answered is not None:
+                rows, how = answered
+                return [(int(row[0]), float(row[1])) for row in rows], how, rows
         lists = self.ann_lists()
         approximate_dim = None
         if not lists:
@@ -215,6 +254,31 @@ class PgVectorIndex:
         """Live vectors (from ``record_counts``: one small aggregate, not a count of the rows)."""
         return queries.live_vector_count(self.store)
 
+    # -- the in-process matrix (index/pg_matrix.py) ---------------------------------------------
+
+    def _usable_matrix(self, allowed: SqlFilter) -> PgMatrix | None:
+        """The matrix, loaded if need be, when this search may use it: ``dense_search`` is matrix, the
+        filter says what the matrix masks on, this thread is not inside a write transaction (whose
+        own uncommitted rows, and the rows committed before its locks were taken, only SQL sees),
+        and the store holds at most ``matrix_max_records`` live vectors (checked again a minute
+        after it was found larger)."""
+        if self.dense_search != "matrix" or allowed.terms is None or self.store.covers(()):
+            return None
+        with self._matrix_lock:
+            matrix = self.matrix
+            if matrix is not None and matrix.count() > self.matrix_max_records:
+                self.matrix, matrix, self._matrix_checked_at = None, None, time.monotonic()
+            if matrix is None:
+                if self._matrix_checked_at is not None and time.monotonic() - self._matrix_checked_at < 60:
+                    return None
+                if self.count() > self.matrix_max_records:
+                    self._matrix_checked_at = time.monotonic()
+                    return None
+                matrix = PgMatrix(self.store, self.dim)
+                matrix.rebuild()
+                self.matrix, self._matrix_checked_at = matrix, None
+            return matrix
+
     # -- keeping up ----------------------------------------------------------------------------
 
     def refresh(self) -> int:
@@ -224,7 +288,10 @@ class PgVectorIndex:
         return 0
 
     def rebuild(self) -> int:
-        """Nothing to reload; checks whether the IVF index is due. Returns the number of live vectors."""
+        """Drops the in-process matrix (the next search loads it again) and checks whether the IVF
+        index is due. Returns the number of live vectors."""
+        with self._matrix_lock:
+            self.matrix = None
         self._lists = None
         self._maybe_build_ann()
         return self.count()

@@ -32,8 +32,10 @@ from ..text import quote_fold as fold
 from ..policy.rules import SOURCE_RANK, may_supersede
 from ..policy.scopes import Scope
 from ..settings import WriteSettings
-from ..store.records import LIVE_STATUSES, Record
-from ..store.write_queries import live_records_on_subject, live_rows_from_source, record_at_seq, records_with_ids
+from ..store.batching import batches
+from ..store.records import LIVE_STATUSES, SELECT_COLUMNS, Record, record_from_row, vector_literal
+from ..store.write_queries import (live_records_on_subject, live_rows_from_source, live_rows_from_source_later,
+                                   live_subject_cosines_later, record_at_seq)
 
 NEIGHBOURS = 5  # near-duplicate candidates compared by claim before giving up
 _SENTENCE_END = " .!?;:\u2026"  # trailing punctuation that does not change what a sentence states
@@ -56,11 +58,17 @@ class Match:
         ]
 
 
-def same_subject_records(conn, scope: Scope, subject: str | None) -> list[Record]:
-    """Live records on ``subject`` in ``scope``, most recent first."""
+def same_subject_records(conn, scope: Scope, subject: str | None, vector=None) -> tuple[list[Record], dict[int, float] | None]:
+    """Live records on ``subject`` in ``scope``, most recent first, and on PostgreSQL (given the
+    write's ``vector``) their cosines with it, read in the same round trip (else None: the index
+    computes them)."""
     if subject is None:
-        return []
-    return live_records_on_subject(conn, subject, scope.kind, scope.id)
+        return [], None
+    cosines = None
+    if vector is not None and batches(conn):
+        cosines = live_subject_cosines_later(conn, vector_literal(vector), subject, scope.kind, scope.id)
+    records = live_records_on_subject(conn, subject, scope.kind, scope.id)
+    return records, None if cosines is None else {int(seq): float(cosine) for seq, cosine in cosines.fetchall()}
 
 
 def _compare(content: str, record: Record, cosine: float) -> dict:
@@ -71,13 +79,16 @@ def _compare(content: str, record: Record, cosine: float) -> dict:
 
 
 def find_same_claim(conn, index, *, content: str, record_type: str, scope: Scope, subject: str | None,
-                    vector, settings: WriteSettings, live_on_subject: list[Record]) -> Match:
-    """The existing record this write restates, if any (the duplicate search)."""
+                    vector, settings: WriteSettings, live_on_subject: list[Record],
+                    cosines: dict[int, float] | None = None) -> Match:
+    """The existing record this write restates, if any (the duplicate search). ``cosines`` are the
+    same-subject records' cosines when :func:`same_subject_records` read them."""
     match = Match()
     if subject is not None:
         if not live_on_subject:
             return match
-        cosines = index.similarity(vector, [r.seq for r in live_on_subject])
+        if cosines is None:
+            cosines = index.similarity(vector, [r.seq for r in live_on_subject])
         for record in live_on_subject:
             cosine = cosines.get(record.seq, 0.0)
             compared = _compare(content, record, cosine)
@@ -87,10 +98,16 @@ def find_same_claim(conn, index, *, content: str, record_type: str, scope: Scope
                 return match
         return match
     mask = index.mask([scope.key], LIVE_STATUSES, [record_type])
-    for seq, cosine in index.search(vector, NEIGHBOURS, mask):
+    rows: dict[int, Record] | None = None
+    if hasattr(index, "search_with_rows"):  # PostgreSQL: the neighbours' rows come with them, in one statement
+        hits, _, found_rows = index.search_with_rows(vector, NEIGHBOURS, mask, SELECT_COLUMNS)
+        rows = {int(row["seq"]): record_from_row(row) for row in found_rows}
+    else:
+        hits = index.search(vector, NEIGHBOURS, mask)
+    for seq, cosine in hits:
         if cosine < settings.duplicate_threshold:
             break
-        found = record_at_seq(conn, seq)
+        found = rows.get(int(seq)) if rows is not None else record_at_seq(conn, seq)
         if found is None or found.status not in LIVE_STATUSES or found.subject is not None:
             continue  # a record with a subject never absorbs a subject-less write
         compared = _compare(content, found, cosine)
@@ -145,26 +162,34 @@ def states_same_fact(a: FactProbe, b: FactProbe) -> bool:
     return a.evidence_turn is None or b.evidence_turn is None or a.evidence_turn == b.evidence_turn
 
 
-def same_fact_records(conn, probe: FactProbe, *, exclude: set[str] | frozenset[str] = frozenset()) -> list[Record]:
-    """Live records (not session summaries) stating the same fact as ``probe``, oldest first
-    (one lookup on the ``records_source`` index; only the matches are read whole)."""
-    if probe.source_ref is None or not probe.text:
-        return []
+def _long_words(probe: FactProbe) -> list[str]:
     # A long session holds many records: let SQL drop those missing one of the longest words (only
     # for ASCII text, where LIKE's case rule and casefold agree; "Straße" folds to "strasse").
-    plain = sorted(set(re.findall(r"[a-z0-9]+", probe.text)), key=len, reverse=True)[:4] if probe.text.isascii() else []
-    rows = live_rows_from_source(conn, probe.source_ref, plain)
-    ids = [r["id"] for r in rows if r["id"] not in exclude and states_same_fact(
-        probe, FactProbe(f"{r['scope_kind']}:{r['scope_id']}", fact_text(r["content"]), r["source_ref"], r["evidence_turn"]))]
-    if not ids:
+    return sorted(set(re.findall(r"[a-z0-9]+", probe.text)), key=len, reverse=True)[:4] if probe.text.isascii() else []
+
+
+def same_fact_read(conn, probe: FactProbe):
+    """The read :func:`same_fact_records` makes for ``probe``, started now and answered later (on
+    PostgreSQL it travels with the transaction's next statement); None if there is nothing to read."""
+    if probe.source_ref is None or not probe.text:
+        return None
+    return live_rows_from_source_later(conn, probe.source_ref, _long_words(probe))
+
+
+def same_fact_records(conn, probe: FactProbe, *, exclude: set[str] | frozenset[str] = frozenset(), read=None) -> list[Record]:
+    """Live records (not session summaries) stating the same fact as ``probe``, oldest first (one
+    lookup on the ``records_source`` index). ``read`` is :func:`same_fact_read`'s answer for this
+    probe, when it was started earlier."""
+    if probe.source_ref is None or not probe.text:
         return []
-    found = records_with_ids(conn, ids)
-    return [found[i] for i in ids if i in found]
+    rows = read.fetchall() if read is not None else live_rows_from_source(conn, probe.source_ref, _long_words(probe))
+    return [record_from_row(r) for r in rows if r["id"] not in exclude and states_same_fact(
+        probe, FactProbe(f"{r['scope_kind']}:{r['scope_id']}", fact_text(r["content"]), r["source_ref"], r["evidence_turn"]))]
 
 
-def find_same_fact(conn, probe: FactProbe, record_type: str) -> Record | None:
+def find_same_fact(conn, probe: FactProbe, record_type: str, read=None) -> Record | None:
     """The record of ``record_type`` a write restates word for word from the same evidence (the
     first one saved), if any. Only its own type: folding an episodic write into a semantic record
     would drop the event (a forget still takes both, see ``ingest/erasure.py``)."""
-    found = [r for r in same_fact_records(conn, probe) if r.type == record_type]
+    found = [r for r in same_fact_records(conn, probe, read=read) if r.type == record_type]
     return found[0] if found else None

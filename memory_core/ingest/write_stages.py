@@ -14,11 +14,12 @@ from ..ids import new_id
 from ..inputs import check_texts
 from ..policy.rules import EVIDENCED_SOURCE_KINDS, INITIAL_CONFIDENCE, SOURCE_RANK, initial_status, may_supersede
 from ..store.write_queries import turn_role
-from ..store.records import LIVE_STATUSES, RECORD_TYPES, Record, fetch_record, fts_sync, insert_record, update_record
+from ..store.records import LIVE_STATUSES, RECORD_TYPES, Record, fetch_record, fts_sync_new, insert_record, update_record
 from .entity_resolution import ENTITY_KINDS, link, principal_entity, resolve_entity
 from .evidence import ROLE_FOR_SOURCE, locate_quote
 from .import_fields import apply_imported, finish_import
-from .matching import FactProbe, Match, classify_contradictions, fact_text, find_same_claim, find_same_fact, same_subject_records
+from .matching import (FactProbe, Match, classify_contradictions, fact_text, find_same_claim, find_same_fact, same_fact_read,
+                       same_subject_records)
 from .procedures import check_procedure, embedding_text, render, store_procedure
 from .reinforcement import apply_reinforcement
 from .write_types import WriteContext, WriteOutcome
@@ -133,12 +134,12 @@ def resolve_entities(ctx: "WriteContext") -> None:
         subject_entity = req.revises.subject_entity_id  # a new version keeps its record's subject
     elif req.about:
         match = resolve_entity(conn, name=req.about, kind=req.about_kind, readable=readable, writer_scope=req.scope, now=now, actor=req.actor)
-        subject_entity = match.entity_id
+        subject_entity, ctx.new_subject = match.entity_id, match.created
         ctx.notes.append(match.reason)
     elif req.type in ("semantic", "procedural"):
         if req.scope.kind == "user" and req.scope.id == req.user_id:
             match = principal_entity(conn, user_id=req.user_id, now=now, actor=req.actor)
-            subject_entity = match.entity_id
+            subject_entity, ctx.new_subject = match.entity_id, match.created
             if match.created:
                 ctx.notes.append(match.reason)
         else:
@@ -155,8 +156,24 @@ def resolve_entities(ctx: "WriteContext") -> None:
     ctx.subject = f"{subject_entity}:{ctx.attribute}" if subject_entity and ctx.attribute and req.type != "episodic" else None
     if req.revises is not None:
         ctx.subject, ctx.subject_entity = req.revises.subject, req.revises.subject_entity_id
+        ctx.new_subject = False
         if req.attribute is None:
             ctx.attribute = req.revises.attribute
+
+
+def start_same_fact_read(ctx: "WriteContext") -> None:
+    """Start the duplicate search's same-fact read (:func:`find_duplicate`) as the transaction opens:
+    it depends only on the request, so on PostgreSQL it travels with the transaction's first
+    statement, under its locks, instead of costing a round trip of its own. Nothing the write does
+    before reading it changes a record."""
+    req = ctx.req
+    if req.revises is None and req.dedupe:
+        ctx.same_fact_read = same_fact_read(ctx.conn, _same_fact_probe(ctx))
+
+
+def _same_fact_probe(ctx: "WriteContext") -> FactProbe:
+    req = ctx.req
+    return FactProbe(req.scope.key, fact_text(_claim_text(req)), req.source_ref or req.session_id, ctx.evidence_turn)
 
 
 def find_duplicate(ctx: "WriteContext") -> None:
@@ -165,11 +182,13 @@ def find_duplicate(ctx: "WriteContext") -> None:
     ctx.match = Match()
     if req.revises is not None or not req.dedupe:
         return
-    ctx.live_on_subject = same_subject_records(ctx.conn, req.scope, ctx.subject)
+    # a subject entity this write created has no records yet: nothing to read
+    ctx.live_on_subject, cosines = ([], None) if ctx.new_subject else same_subject_records(ctx.conn, req.scope, ctx.subject, ctx.vector)
     if req.imported is not None:
         ctx.live_on_subject = [r for r in ctx.live_on_subject if r.id not in req.imported.created]
     ctx.match = find_same_claim(ctx.conn, ing.index, content=_claim_text(req), record_type=req.type, scope=req.scope,
-                                subject=ctx.subject, vector=ctx.vector, settings=ing.settings, live_on_subject=ctx.live_on_subject)
+                                subject=ctx.subject, vector=ctx.vector, settings=ing.settings, live_on_subject=ctx.live_on_subject,
+                                cosines=cosines)
     if req.imported is not None and ctx.match.reinforce is not None and ctx.match.reinforce.id in req.imported.created:
         ctx.match.reinforce = None
     ctx.notes.extend(ctx.match.notes())
@@ -177,8 +196,8 @@ def find_duplicate(ctx: "WriteContext") -> None:
     if ctx.match.reinforce is None:
         # The same words from the same evidence, saved earlier under another subject (say by the
         # model's memory_write, now by session-end extraction): one fact, so one record.
-        probe = FactProbe(req.scope.key, fact_text(_claim_text(req)), req.source_ref or req.session_id, ctx.evidence_turn)
-        ctx.match.reinforce = find_same_fact(ctx.conn, probe, req.type)
+        probe = _same_fact_probe(ctx)
+        ctx.match.reinforce = find_same_fact(ctx.conn, probe, req.type, read=ctx.same_fact_read)
         if req.imported is not None and ctx.match.reinforce is not None and ctx.match.reinforce.id in req.imported.created:
             ctx.match.reinforce = None
         if ctx.match.reinforce is None:
@@ -213,14 +232,17 @@ def persist(ctx: "WriteContext") -> None:
     now = format_ts(ctx.now)
     parent = match.supersede[0] if match.supersede else None
     record = _new_record(ctx, parent)
-    insert_record(conn, record, ctx.vector)
+    # On PostgreSQL the insert, the procedure and the links are queued and travel with the read of
+    # the record's full-text text, which gives its seq (one round trip for all of them).
+    insert_record(conn, record, ctx.vector, queue=True)
     if req.procedure is not None:
         store_procedure(conn, record.id, req.procedure)
     if record.subject_entity_id:
         link(conn, record.id, record.subject_entity_id, "subject")
     for entity_id in ctx.mentions:
         link(conn, record.id, entity_id, "mention")
-    fts_sync(conn, record.seq)
+    fts_sync_new(conn, record)
+    assert record.seq is not None
     ing.store.bump(conn, record.seq)
     superseded = []
     for old in match.supersede:

@@ -130,6 +130,8 @@ class WriteContext:
     subject_entity: str | None = None
     mentions: list[str] = field(default_factory=list)
     subject: str | None = None
+    new_subject: bool = False  # the subject entity was created by this write (so no record has its subject yet)
+    same_fact_read: Any = None  # the duplicate search's same-fact read, started as the transaction opened
     live_on_subject: list[Record] = field(default_factory=list)
     match: Any = None
     outcome: WriteOutcome | None = None

@@ -104,6 +104,7 @@ class Ingestor:
             # writers of other scopes never wait, and holds the write-log row with the stage timings.
             with self.store.transaction(write_scopes(req)) as conn:
                 ctx.conn = conn
+                ws.start_same_fact_read(ctx)  # sends nothing: it travels with the first statement
                 run_stages(IN_TRANSACTION, ctx, timer)
                 result = ctx.outcome
                 assert result is not None

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ..policy.grants import ScopeAccess
 from ..settings import RetrievalSettings
-from ..store.search_queries import result_records
+from ..store.search_queries import result_records, results_from
 from ..text import count_tokens, truncate_to_tokens
 from .recorder import StageRecorder
 from .request import SearchRequest
@@ -59,6 +59,7 @@ class BudgetStage:
         request: SearchRequest
         access: ScopeAccess
         ranking: list[Candidate]
+        window_records: dict | None = None  # the collapse window's records, when collapse read them
 
     @dataclass(slots=True)
     class Outputs:
@@ -96,7 +97,11 @@ class BudgetStage:
                 rec.drop(cand, f"beyond the result limit of {limit}")
         # the full envelope (with entity links) only for what is returned, never naming an entity
         # the principal cannot read
-        records = result_records(deps.store, [c.seq for c in kept], given.access.readable_keys)
+        seqs = [c.seq for c in kept]
+        if given.window_records is not None and all(seq in given.window_records for seq in seqs):
+            records = results_from(given.window_records, seqs, given.access.readable_keys)
+        else:
+            records = result_records(deps.store, seqs, given.access.readable_keys)
         for cand in kept:
             cand.record = records.get(cand.seq)
         used = sum(c.tokens or 0 for c in kept)

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..settings import RetrievalSettings
 from ..store.records import blob_to_vector
-from ..store.search_queries import surviving_rows
+from ..store.search_queries import surviving_rows, surviving_rows_with_records
 from .recorder import StageRecorder
 from .request import SearchRequest
 from .search_types import Candidate
@@ -85,6 +85,9 @@ class CollapseStage:
     @dataclass(slots=True)
     class Outputs:
         ranking: list[Candidate]  # the kept candidates, now with their content
+        # PostgreSQL: the window's full records, read with the rows above in one round trip, for the
+        # budget stage's results (None on SQLite, where the budget stage reads its few results itself)
+        window_records: dict | None
 
     def run(self, given: Inputs, rec: StageRecorder, deps: SearchServices) -> Outputs:
         threshold = given.settings.collapse_threshold
@@ -95,7 +98,11 @@ class CollapseStage:
         seqs = [c.seq for c in ranking]
         # PostgreSQL keeps no vectors in memory: read them with the content, in the same statement
         with_vectors = hasattr(deps.index, "search_with_rows")
-        rows = surviving_rows(deps.store, seqs, with_vectors)
+        records = None
+        if with_vectors:
+            rows, records = surviving_rows_with_records(deps.store, seqs)
+        else:
+            rows = surviving_rows(deps.store, seqs, with_vectors)
         present: list[Candidate] = []
         for cand in ranking:
             row = rows.get(cand.seq)
@@ -120,4 +127,4 @@ class CollapseStage:
         ranking = [by_id[i] for i in kept_ids]
         rec.io(inputs={"candidates": len(seqs), "threshold": threshold, "window": window},
                outputs={"kept": [c.record_id for c in ranking], "collapsed": len(absorbed)})
-        return self.Outputs(ranking)
+        return self.Outputs(ranking, records)

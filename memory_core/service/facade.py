@@ -82,7 +82,8 @@ class MemoryService(RecordMethods, ExtractionMethods, AmbientMethods, AdminMetho
         if store.backend == "postgresql":  # dense search runs in the database (pgvector)
             pg = settings.postgres
             self.index = PgVectorIndex(store, embedder.dim, pg.ann_min_records, pg.ivf_probes, pg.exact_max_rows,
-                                       kind=pg.ann_index, ef_search=pg.hnsw_ef_search)
+                                       kind=pg.ann_index, ef_search=pg.hnsw_ef_search, dense_search=pg.dense_search,
+                                       matrix_max_records=pg.matrix_max_records)
             store.erase_delay_s = pg.erase_delay_s
         else:
             self.index = VectorIndex(store, embedder.dim, backend_factory(r.ann_min_records, r.ann_exact_below_allowed, r.ann_nprobe))

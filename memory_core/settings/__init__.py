@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
 from .base import _Section
+from .postgres import PostgresSettings  # noqa: F401 - part of this module's API
 from .retrieval import RetrievalSettings  # noqa: F401 - part of this module's API
 from .telemetry import TelemetrySettings  # noqa: F401 - part of this module's API
 
@@ -246,65 +247,6 @@ class HousekeepingSettings(_Section):
         2000, ge=10, le=100_000,
         description="Rows the prune pass deletes per transaction, so writers are never held up for long.",
     )
-
-
-class PostgresSettings(_Section):
-    ann_min_records: int = Field(
-        100_000, ge=1,
-        description="PostgreSQL backend: from this many live vectors an IVF index (pgvector ivfflat, inner product, "
-        "lists = square root of the vectors) is built in the background and dense search uses it; below it every "
-        "search is an exact scan of the rows the hard filter admits. The index is rebuilt when the store has grown "
-        "to four times the size it was built for.",
-    )
-    ann_index: Literal["ivfflat", "hnsw"] = Field(
-        "ivfflat",
-        description="PostgreSQL backend: the approximate index built from ann_min_records vectors: pgvector's ivfflat "
-        "(the default: 0.98 of the exact top 10 at 1M records, ties counted) or hnsw (m 16, ef_construction 64; "
-        "faster per probe but 0.66 on the same store, whose near-duplicate vectors suit graphs badly: "
-        "benchmarks/README.md). Changing it replaces the index in the background.",
-    )
-    hnsw_ef_search: int = Field(
-        100, ge=1, le=1000,
-        description="PostgreSQL backend with ann_index hnsw: pgvector's hnsw.ef_search (candidates kept while walking "
-        "the graph; higher is slower and closer to exact). Scans continue past it under a selective filter "
-        "(hnsw.iterative_scan relaxed_order).",
-    )
-    ivf_probes: int = Field(
-        32, ge=1, le=10_000,
-        description="PostgreSQL backend: pgvector's ivfflat.probes (IVF lists scanned per search; higher is slower and "
-        "closer to exact; 32 of 1,000 lists found 0.98 of the exact top 10 at 1M records, ties counted: benchmarks/README.md).",
-    )
-    exact_max_rows: int = Field(
-        10_000, ge=0,
-        description="PostgreSQL backend: a search whose hard filter admits at most this many rows scans them exactly "
-        "even when the approximate index exists (a small scope costs little to scan, and an index probe under a "
-        "selective filter would have to visit many rows it then discards).",
-    )
-    erase_delay_s: float = Field(
-        2.0, ge=0,
-        description="PostgreSQL backend: seconds a forget waits before starting the erasure pass (VACUUM FULL of the "
-        "tables a forget writes, then WAL rotation), so forgets arriving together share one pass.",
-    )
-    pool_min_size: int = Field(
-        1, ge=0, le=1000,
-        description="PostgreSQL backend, processes serving many sessions at once (the MCP HTTP server; "
-        "MemoryService.open(..., pooled=True)): connections the pool keeps open while idle. Other processes use "
-        "one connection, shared by their threads.",
-    )
-    pool_max_size: int = Field(
-        8, ge=1, le=1000,
-        description="PostgreSQL backend, pooled processes (see pool_min_size): at most this many connections, so at "
-        "most this many sessions' statements run at once; a call that finds every connection in use waits up to 30 s "
-        "for one. Each connection is a server backend: count them against the server's max_connections. At least "
-        "pool_min_size.",
-    )
-
-    @model_validator(mode="after")
-    def _pool_sizes(self) -> "PostgresSettings":
-        if self.pool_max_size < self.pool_min_size:
-            raise ValueError(f"postgres.pool_max_size ({self.pool_max_size}) is below postgres.pool_min_size "
-                             f"({self.pool_min_size})")
-        return self
 
 
 class AdapterSettings(_Section):

@@ -26,3 +26,26 @@ def fetch_together(conn, statements: Sequence[Statement]) -> list[list[Any]]:
 def batches(conn) -> bool:
     """Whether ``conn`` sends :func:`fetch_together`'s statements in one round trip."""
     return getattr(conn, "batch", None) is not None
+
+
+class _ReadWhenAsked:
+    """A read run when its rows are first asked for (SQLite: no round trip to save)."""
+
+    def __init__(self, conn, sql: str, params: Any) -> None:
+        self.conn, self.sql, self.params, self.rows = conn, sql, params, None
+
+    def fetchall(self) -> list[Any]:
+        if self.rows is None:
+            self.rows = self.conn.execute(self.sql, self.params).fetchall()
+        return list(self.rows)
+
+
+def read_later(conn, sql: str, params: Any = ()):
+    """A read whose rows are needed later (``fetchall()``). On PostgreSQL it is queued now and
+    travels in front of the connection's next statement (``PgConnection.prefetch``), so it costs no
+    round trip of its own; it then runs where it stands, before whatever is sent after it. On
+    SQLite it runs when its rows are asked for, as a plain read would have."""
+    prefetch = getattr(conn, "prefetch", None)
+    if prefetch is not None:
+        return prefetch(sql, params)
+    return _ReadWhenAsked(conn, sql, params)

@@ -205,8 +205,10 @@ def fetch_record(conn: sqlite3.Connection, record_id: str) -> Record | None:
     return found[0] if found else None
 
 
-def insert_record(conn: sqlite3.Connection, record: Record, embedding: np.ndarray | None) -> int:
-    """Insert ``record`` (its ``seq`` is assigned here and returned)."""
+def insert_record(conn: sqlite3.Connection, record: Record, embedding: np.ndarray | None, *, queue: bool = False) -> int | None:
+    """Insert ``record`` (its ``seq`` is assigned here and returned). With ``queue`` on PostgreSQL
+    the insert is queued instead (``PgConnection.defer``: it travels with the next statement) and
+    None is returned: :func:`fts_sync_new` then reads the seq with the record's full-text text."""
     data = record.to_dict()
     values = {c: data[c] for c in _COLUMNS if c != "seq"}
     values["conflicts_with"] = dumps(values["conflicts_with"])
@@ -217,7 +219,13 @@ def insert_record(conn: sqlite3.Connection, record: Record, embedding: np.ndarra
         values["embedding_vec"] = vector_literal(embedding) if embedding is not None else None
     cols = ", ".join(values)
     marks = ", ".join("?" * len(values))
-    cur = conn.execute(f"INSERT INTO records ({cols}) VALUES ({marks})", list(values.values()))
+    sql = f"INSERT INTO records ({cols}) VALUES ({marks})"
+    defer = getattr(conn, "defer", None) if queue else None
+    if defer is not None:
+        defer(sql, list(values.values()))
+        record.seq = None
+        return None
+    cur = conn.execute(sql, list(values.values()))
     record.seq = int(cur.lastrowid)
     return record.seq
 
@@ -238,7 +246,12 @@ def update_record(conn: sqlite3.Connection, record_id: str, **fields: Any) -> No
             sets.append("embedding_vec = ?::vector")
             params.append(None if value is None else vector_literal(blob_to_vector(value)))
     params.append(record_id)
-    conn.execute(f"UPDATE records SET {', '.join(sets)} WHERE id = ?", params)
+    sql = f"UPDATE records SET {', '.join(sets)} WHERE id = ?"
+    defer = getattr(conn, "defer", None)  # PostgreSQL: nothing reads the answer; it travels with the next statement
+    if defer is None:
+        conn.execute(sql, params)
+    else:
+        defer(sql, params)
 
 
 def vector_to_blob(vector: np.ndarray) -> bytes:
@@ -303,3 +316,19 @@ def fts_sync(conn: sqlite3.Connection, record_seq: int) -> None:
             "INSERT INTO records_fts (rowid, content, subject, aliases) VALUES (?, ?, ?, ?)",
             (record_seq, *text),
         )
+
+
+def fts_sync_new(conn: sqlite3.Connection, record: Record) -> int:
+    """:func:`fts_sync` for a record just inserted with ``insert_record(..., queue=True)`` (and its
+    links and procedure, queued too): on PostgreSQL its full-text text and its seq are read by id in
+    the one round trip that carries those queued inserts, and ``record.seq`` is set. Returns the seq."""
+    if getattr(conn, "backend", "sqlite") == "postgresql":
+        from .pg.fulltext import replace_row, seq_and_text_of
+
+        seq, text = seq_and_text_of(conn, record.id)
+        record.seq = seq
+        replace_row(conn, seq, text)
+        return seq
+    assert record.seq is not None
+    fts_sync(conn, record.seq)
+    return record.seq

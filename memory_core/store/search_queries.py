@@ -14,7 +14,8 @@ from typing import Any, Protocol
 
 from .as_of_queries import as_of_predicate
 from .db import Store
-from .records import Record, fetch_records, restrict_links
+from .batching import fetch_together
+from .records import Record, fetch_records, record_statements, records_from, restrict_links
 
 # The columns a candidate is made from (retrieve/generate/candidates.py).
 CANDIDATE_COLUMNS = "r.seq, r.id, r.type, r.status, r.scope_kind, r.scope_id, r.created_at, r.event_at, r.expires_at"
@@ -165,6 +166,20 @@ def surviving_rows(store: Store, seqs: Sequence[int], with_vectors: bool) -> dic
         return {row[0]: row for row in rows}
 
 
+def surviving_rows_with_records(store: Store, seqs: Sequence[int]) -> tuple[dict[int, Any], dict[int, Record]]:
+    """PostgreSQL: :func:`surviving_rows` (with the embedding blobs) and the full records with their
+    entity links of the same seqs, in one round trip (the budget stage then picks its results from
+    them instead of reading them again)."""
+    if not seqs:
+        return {}, {}
+    where, params = f"r.seq IN ({_marks(seqs)})", list(seqs)
+    with store.lock:
+        rows, record_rows, link_rows = fetch_together(store.conn, [
+            (f"SELECT seq, status, content, embedding FROM records WHERE seq IN ({_marks(seqs)})", list(seqs)),
+            *record_statements(where, params)])
+    return {row[0]: row for row in rows}, {r.seq: r for r in records_from(record_rows, link_rows)}
+
+
 def result_records(store: Store, seqs: Sequence[int], readable_keys: Iterable[str] | None) -> dict[int, Record]:
     """The full records (with entity links) of the listed seqs, by seq; with ``readable_keys``
     only links to entities in those scopes are kept (never name an entity the reader cannot read)."""
@@ -172,9 +187,15 @@ def result_records(store: Store, seqs: Sequence[int], readable_keys: Iterable[st
         return {}
     with store.lock:
         records = {r.seq: r for r in fetch_records(store.conn, f"r.seq IN ({_marks(seqs)})", list(seqs))}
-        if readable_keys is not None:
-            restrict_links(records.values(), readable_keys)
-    return records
+    return results_from(records, seqs, readable_keys)
+
+
+def results_from(records: dict[int, Record], seqs: Sequence[int], readable_keys: Iterable[str] | None) -> dict[int, Record]:
+    """The listed seqs' records out of ``records``, links restricted as :func:`result_records` does."""
+    picked = {seq: records[seq] for seq in seqs if seq in records}
+    if readable_keys is not None:
+        restrict_links(picked.values(), readable_keys)
+    return picked
 
 
 def records_by_id(store: Store, ids: Sequence[str]) -> dict[str, Record]:

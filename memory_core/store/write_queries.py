@@ -13,11 +13,23 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from .records import Record, fetch_records
+from .batching import read_later
+from .records import SELECT_COLUMNS, Record, fetch_records
 
 
 def _marks(values: Sequence[Any]) -> str:
     return ",".join("?" * len(values))
+
+
+def _write(conn, sql: str, params: Sequence[Any]) -> None:
+    """A write whose result nobody reads: on PostgreSQL, inside a transaction, queued to travel with
+    the transaction's next statement (``PgConnection.defer``: it still runs before that statement,
+    and an error it raises rolls the transaction back); elsewhere run at once."""
+    defer = getattr(conn, "defer", None)
+    if defer is None:
+        conn.execute(sql, params)
+    else:
+        defer(sql, params)
 
 
 # -- entities ---------------------------------------------------------------------------------------
@@ -48,7 +60,7 @@ def entity_in_scope_by_alias(conn, alias_norm: str, scope_kind: str, scope_id: s
 def insert_entity(conn, *, entity_id: str, kind: str, name: str, scope_kind: str, scope_id: str, status: str,
                   now: str, actor: str) -> None:
     """Insert one entity row (its aliases are added with :func:`insert_alias`)."""
-    conn.execute(
+    _write(conn,
         "INSERT INTO entities (id, kind, canonical_name, scope_kind, scope_id, status, created_at, created_by) "
         "VALUES (?,?,?,?,?,?,?,?)",
         (entity_id, kind, name, scope_kind, scope_id, status, now, actor),
@@ -57,7 +69,7 @@ def insert_entity(conn, *, entity_id: str, kind: str, name: str, scope_kind: str
 
 def insert_alias(conn, entity_id: str, alias: str, alias_norm: str) -> None:
     """Add an alias to an entity (an alias it already has is left as it is)."""
-    conn.execute("INSERT OR IGNORE INTO entity_aliases (entity_id, alias, alias_norm) VALUES (?,?,?)", (entity_id, alias, alias_norm))
+    _write(conn, "INSERT OR IGNORE INTO entity_aliases (entity_id, alias, alias_norm) VALUES (?,?,?)", (entity_id, alias, alias_norm))
 
 
 def principal_entity_id(conn, user_id: str, alias_norm: str) -> str | None:
@@ -73,7 +85,7 @@ def principal_entity_id(conn, user_id: str, alias_norm: str) -> str | None:
 
 def link_record_entity(conn, record_id: str, entity_id: str, role: str) -> None:
     """Link a record to an entity; a ``subject`` link is never demoted to a mention."""
-    conn.execute(
+    _write(conn,
         "INSERT INTO record_entities (record_id, entity_id, role) VALUES (?,?,?) "
         "ON CONFLICT(record_id, entity_id) DO UPDATE SET role = CASE WHEN excluded.role = 'subject' THEN 'subject' ELSE record_entities.role END",
         (record_id, entity_id, role),
@@ -85,7 +97,7 @@ def link_record_entity(conn, record_id: str, entity_id: str, role: str) -> None:
 
 def insert_procedure(conn, record_id: str, name: str, trigger: str, steps_json: str, pitfalls_json: str) -> None:
     """The procedure row of a procedural record version."""
-    conn.execute("INSERT INTO procedures (record_id, name, trigger, steps, pitfalls) VALUES (?,?,?,?,?)",
+    _write(conn, "INSERT INTO procedures (record_id, name, trigger, steps, pitfalls) VALUES (?,?,?,?,?)",
                  (record_id, name, trigger, steps_json, pitfalls_json))
 
 
@@ -133,6 +145,15 @@ def live_records_on_subject(conn, subject: str, scope_kind: str, scope_id: str, 
     return fetch_records(conn, where, params, links=False)
 
 
+def live_subject_cosines_later(conn, vector_literal: str, subject: str, scope_kind: str, scope_id: str):
+    """PostgreSQL only: the cosine of ``vector_literal`` (pgvector input) with each record
+    :func:`live_records_on_subject` reads (the expression and conditions of
+    ``pg.vectors.cosines``), as a read sent with the next statement (rows ``seq, cosine``)."""
+    return read_later(conn, "SELECT seq, -(embedding_vec <#> ?::vector) FROM records WHERE subject = ? AND scope_kind = ? "
+                      "AND scope_id = ? AND status IN ('provisional','confirmed') AND embedding_vec IS NOT NULL",
+                      [vector_literal, subject, scope_kind, scope_id])
+
+
 def record_at_seq(conn, seq: int) -> Record | None:
     """The record stored at ``seq`` (whatever its status), without entity links; None if there is none."""
     found = fetch_records(conn, "r.seq = ?", (int(seq),), links=False)
@@ -150,16 +171,25 @@ def records_with_ids(conn, ids: Sequence[str]) -> dict[str, Record]:
 
 
 def live_rows_from_source(conn, source_ref: str, words: Sequence[str]) -> list[sqlite3.Row]:
-    """``id, content, scope_kind, scope_id, source_ref, evidence_turn`` of the live records (not
-    session summaries) from ``source_ref`` whose content holds every one of ``words`` (LIKE, so
-    ASCII words only), oldest first: one lookup on the ``records_source`` index."""
-    where = "source_ref = ? AND status IN ('provisional','confirmed') AND source_kind != 'session_summary'"
+    """The rows (:data:`~.records.SELECT_COLUMNS`) of the live records (not session summaries) from
+    ``source_ref`` whose content holds every one of ``words`` (LIKE, so ASCII words only), oldest
+    first: one lookup on the ``records_source`` index."""
+    return conn.execute(*live_rows_from_source_statement(source_ref, words)).fetchall()
+
+
+def live_rows_from_source_later(conn, source_ref: str, words: Sequence[str]):
+    """:func:`live_rows_from_source` as a read whose rows are asked for later (``fetchall()``): on
+    PostgreSQL it travels with the transaction's next statement (``store.batching.read_later``)."""
+    return read_later(conn, *live_rows_from_source_statement(source_ref, words))
+
+
+def live_rows_from_source_statement(source_ref: str, words: Sequence[str]) -> tuple[str, list[Any]]:
+    where = ("r.source_ref = ? AND r.status IN ('provisional','confirmed') AND r.source_kind != 'session_summary'")
     params: list[Any] = [source_ref]
     for word in words:
-        where += " AND content LIKE ?"
+        where += " AND r.content LIKE ?"
         params.append(f"%{word}%")
-    return conn.execute(f"SELECT id, content, scope_kind, scope_id, source_ref, evidence_turn FROM records WHERE {where} "
-                        "ORDER BY created_at, seq", params).fetchall()
+    return f"SELECT {SELECT_COLUMNS} FROM records r WHERE {where} ORDER BY r.created_at, r.seq", params
 
 
 # -- the write log ----------------------------------------------------------------------------------
@@ -179,8 +209,4 @@ def insert_write_log(conn, values: Sequence[Any]) -> int:
 def append_write_log(conn, values: Sequence[Any]) -> None:
     """As :func:`insert_write_log` when nobody needs the row's seq: on PostgreSQL, inside a
     transaction, the insert is deferred to travel with the transaction's next statement or COMMIT."""
-    defer = getattr(conn, "defer", None)
-    if defer is None:
-        conn.execute(_LOG_SQL, tuple(values))
-    else:
-        defer(_LOG_SQL, tuple(values))
+    _write(conn, _LOG_SQL, tuple(values))

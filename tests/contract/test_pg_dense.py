@@ -26,6 +26,7 @@ def pg_service(new_target, clock):
     made = []
 
     def make(**postgres):
+        postgres.setdefault("dense_search", "sql")  # this file is about the SQL paths (the matrix: test_pg_matrix.py)
         settings = default_settings(postgres=postgres, retrieval={"lexical_max_df_share": 1.0})
         svc = MemoryService.open(new_target("postgresql"), settings, clock=clock, embedder=HashingEmbedder())
         made.append(svc)

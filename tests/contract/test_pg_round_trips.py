@@ -14,11 +14,39 @@ from memory_core.settings import default_settings
 from tests.fakes import HashingEmbedder
 
 GET_TRIPS = 1  # the agent's grants, the record, its entity links and its procedure, in one batch
-WRITE_TRIPS = 7  # a new record without entities: grants; BEGIN + locks + duplicate count; dense; same-source rows;
-#                  the record's insert; its full-text text; links, full-text row, write log, events, feed and COMMIT
-SEARCH_TRIPS_ON_TOPIC = 9
+# A write: the grants (before the transaction); BEGIN + locks + the same-fact read + the first decision
+# read; then what each kind of write must wait for; then the deferred rows, the events, the feed and COMMIT.
+WRITE_TRIPS = {
+    # + dense neighbours (with their rows); the queued insert with the read of its full-text text and seq
+    "a new record": 5,
+    # + dense neighbours (with their rows); the queued update with the reinforced record's read
+    "the same words again": 5,
+    # + the entity, its alias, the record and its link queued, sent with the full-text read
+    "a new person": 4,
+    # + the subject's live records and their cosines together; the update with the record's read
+    "the same claim again": 5,
+    # + the subject's records and cosines; the insert, link and full-text read (the old version's update queued)
+    "a new value of the claim": 5,
+    # + the second mention's lookup (the first's rows queued with it); the count; dense; insert with full-text read
+    "two new mentions": 7,
+}
+SEARCH_TRIPS_ON_TOPIC = 8
 SEARCH_TRIPS_OFF_TOPIC = 8
-
+MATRIX_LOAD_TRIPS = 2  # a process's first search loads its dense-search matrix: the live count; the version and first rows
+WRITES = {
+    "a new record": {"type": "episodic", "content": "Alice moved the staging deploy to Thursday."},
+    "the same words again": {"type": "episodic", "content": "Alice moved the staging deploy to Thursday."},
+    "a new person": {"type": "semantic", "content": "Bob works on the billing team.", "about": "Bob",
+                     "about_kind": "person", "attribute": "team"},
+    "the same claim again": {"type": "semantic", "content": "Bob works on the billing team.", "about": "Bob",
+                             "about_kind": "person", "attribute": "team"},
+    "a new value of the claim": {"type": "semantic", "content": "Bob works on the payments team.", "about": "Bob",
+                                 "about_kind": "person", "attribute": "team"},
+    "two new mentions": {"type": "episodic", "content": "Alice met Carol and Dan at the offsite.",
+                         "mentions": ["Carol", "Dan"]},
+}
+OUTCOMES = {"a new record": "created", "the same words again": "reinforced", "a new person": "created",
+            "the same claim again": "reinforced", "a new value of the claim": "created", "two new mentions": "created"}
 
 def _open(target):
     return MemoryService.open(target, default_settings(), clock=FixedClock("2026-03-05T10:00:00Z"),
@@ -77,17 +105,95 @@ def test_a_get_is_one_round_trip_whatever_the_id(two_users):
 
 
 @pytest.mark.parametrize("backend", ["postgresql"])
-def test_a_write_and_a_search_stay_within_their_round_trips(two_users):
+def test_each_kind_of_write_takes_its_round_trips(two_users):
+    """Exact counts, in this order (each write sees the ones before it), so a regression fails."""
     svc, alice, _ = two_users
-    result, trips = _trips(svc, lambda: alice.call_tool("memory_write", {
-        "type": "episodic", "target": "personal", "content": "Alice moved the staging deploy to Thursday."}))
-    assert result["ok"] and result["outcome"] == "created", result
-    assert trips <= WRITE_TRIPS, trips
+    counted = {}
+    for kind, args in WRITES.items():
+        result, counted[kind] = _trips(svc, lambda: alice.call_tool("memory_write", {"target": "personal", **args}))
+        assert result["ok"] and result["outcome"] == OUTCOMES[kind], (kind, result)
+    assert counted == WRITE_TRIPS
+
+
+def test_the_batched_writes_leave_what_they_left_before(two_users):
+    """Both backends: the same writes end in the same records, links, full-text matches and events."""
+    svc, alice, _ = two_users
+    for args in WRITES.values():
+        assert alice.call_tool("memory_write", {"target": "personal", **args})["ok"]
+    store = svc.store
+    rows = store.query("SELECT r.content, r.status, r.observations, r.version, e.canonical_name, re.role FROM records r "
+                       "LEFT JOIN record_entities re ON re.record_id = r.id LEFT JOIN entities e ON e.id = re.entity_id "
+                       "WHERE r.scope_id = 'alice' AND (r.content LIKE '%Bob%' OR r.content LIKE '%Carol%' OR r.content LIKE '%staging deploy%') "
+                       "ORDER BY r.seq, e.canonical_name")
+    assert [tuple(r) for r in rows] == [
+        ("Alice moved the staging deploy to Thursday.", "provisional", 1, 1, None, None),
+        ("Bob works on the billing team.", "superseded", 1, 1, "Bob", "subject"),
+        ("Bob works on the payments team.", "provisional", 1, 2, "Bob", "subject"),
+        ("Alice met Carol and Dan at the offsite.", "provisional", 1, 1, "Carol", "mention"),
+        ("Alice met Carol and Dan at the offsite.", "provisional", 1, 1, "Dan", "mention"),
+    ]
+    found = alice.call_tool("memory_search", {"query": "Carol offsite"})
+    assert [r["content"] for r in found["results"]][:1] == ["Alice met Carol and Dan at the offsite."]
+    kinds = [r[0] for r in store.query("SELECT kind FROM events WHERE kind LIKE 'record.%' ORDER BY seq")]
+    assert kinds[-7:] == ["record.created", "record.reinforced", "record.created", "record.reinforced",
+                          "record.created", "record.superseded", "record.created"]
+
+
+@pytest.mark.parametrize("backend", ["postgresql"])
+def test_a_search_stays_within_its_round_trips(two_users):
+    svc, alice, _ = two_users
+    # a process's first search loads its dense-search matrix (postgres.dense_search "matrix")
+    found, trips = _trips(svc, lambda: alice.call_tool("memory_search", {"query": "which build did Alice ship to staging?"}))
+    assert found["results"] and trips == SEARCH_TRIPS_ON_TOPIC + MATRIX_LOAD_TRIPS, trips
+    # from here it is loaded: its catch-up after a write travels with the hard filter's count
+    _write(alice, "Alice moved the staging deploy to Thursday.")
     found, trips = _trips(svc, lambda: alice.call_tool("memory_search", {"query": "which build did Alice ship to staging?"}))
     assert found["results"], found
-    assert trips <= SEARCH_TRIPS_ON_TOPIC, trips
+    assert trips == SEARCH_TRIPS_ON_TOPIC, trips
     found, trips = _trips(svc, lambda: alice.call_tool("memory_search", {"query": "favourite colour of the evening sky"}))
-    assert trips <= SEARCH_TRIPS_OFF_TOPIC, trips
+    assert trips == SEARCH_TRIPS_OFF_TOPIC, trips
+
+
+_TABLES = ("records", "entities", "entity_aliases", "record_entities", "records_fts", "events", "index_changes", "write_log")
+
+
+def _counts(store) -> dict:
+    counts = {table: store.scalar(f"SELECT COUNT(*) FROM {table}") for table in _TABLES}
+    counts["records_version"] = store.get_meta("records_version")
+    return counts
+
+
+@pytest.mark.parametrize("backend", ["postgresql"])
+@pytest.mark.parametrize("refused", [
+    # an alias row: deferred, it fails on the server with the full-text read the insert travels with
+    "ALTER TABLE entity_aliases ADD CONSTRAINT refuse_mallory CHECK (alias_norm <> 'mallory') NOT VALID",
+    # the write-log row: deferred to the COMMIT's batch, it fails there
+    "ALTER TABLE write_log ADD CONSTRAINT refuse_created CHECK (outcome <> 'created') NOT VALID",
+])
+def test_a_write_whose_deferred_statement_fails_leaves_nothing(target, refused):
+    """A real constraint violation in a deferred statement of a memory_write: the write fails, and
+    nothing of it (entity, alias, record, link, full-text row, events, change feed, log row) is left;
+    the next write works (nothing queued leaks into its transaction)."""
+    svc = _open(target)
+    try:
+        svc.grant("agent_alice", "user:alice", read=True, write=True, actor="t")
+        alice = svc.start_session(agent_id="agent_alice", user_id="alice")
+        _write(alice, "Alice shipped build 4.2 to staging on Monday.")
+        svc.store.conn.execute_native(refused)
+        before = _counts(svc.store)
+        result = alice.call_tool("memory_write", {"type": "semantic", "target": "personal", "about": "Mallory",
+                                                  "about_kind": "person", "attribute": "role",
+                                                  "content": "Mallory is the new release manager."})
+        assert not result.get("ok"), result
+        assert _counts(svc.store) == before
+        assert svc.store.scalar("SELECT COUNT(*) FROM records WHERE content LIKE '%Mallory%'") == 0
+        assert not svc.store.conn.deferred
+        svc.store.conn.execute_native(f"ALTER TABLE {refused.split()[2]} DROP CONSTRAINT {refused.split()[5]}")
+        assert alice.call_tool("memory_write", {"type": "episodic", "target": "personal",
+                                                "content": "Alice tagged build 4.3."})["ok"]
+        assert svc.store.scalar("SELECT COUNT(*) FROM entities WHERE canonical_name = 'Mallory'") == 0
+    finally:
+        svc.close()
 
 
 @pytest.mark.parametrize("backend", ["postgresql"])

@@ -21,7 +21,8 @@ THEIRS = [f"Note: {topic} plans with Priya for week {i}, private to bob." for i,
 
 
 def _build(url: str, mine: list[str], theirs: list[str], probes: int) -> MemoryService:
-    settings = load_settings(postgres={"ann_min_records": 10, "exact_max_rows": 0, "ivf_probes": probes})
+    settings = load_settings(postgres={"ann_min_records": 10, "exact_max_rows": 0, "ivf_probes": probes,
+                                       "dense_search": "sql"})
     service = MemoryService.open(url, settings, clock=FixedClock("2026-03-05T10:00:00Z"), embedder=HashingEmbedder())
     service.grant("assistant", "user:alice", read=True, write=True, actor="t")
     service.grant("other", "user:bob", read=True, write=True, actor="t")

@@ -102,6 +102,40 @@ def as_sqlite_error(exc: psycopg.Error) -> sqlite3.Error:
     return sqlite3.DatabaseError(str(exc))
 
 
+class Pending:
+    """The rows of a statement queued by :meth:`PgConnection.prefetch`, filled when it has travelled."""
+
+    __slots__ = ("conn", "statement", "params", "returning", "cursor")
+
+    def __init__(self, conn: "PgConnection", statement: str, params: Any, returning: str | None) -> None:
+        self.conn, self.statement, self.params, self.returning = conn, statement, params, returning
+        self.cursor: Cursor | None = None
+
+    def result(self) -> "Cursor":
+        """The statement's cursor; sends the queue (this statement with it) if it has not travelled
+        yet, or the statement alone if its queue was dropped (a savepoint rolled back)."""
+        if self.cursor is None:
+            if any(item[2] is self for item in self.conn.deferred):
+                self.conn._send([])
+            else:
+                self.cursor = self.conn._send([(self.statement, self.params, self.returning)])[-1]
+        assert self.cursor is not None
+        return self.cursor
+
+    def fetchall(self) -> list["Row"]:
+        return self.result().fetchall()
+
+    def fetchone(self) -> "Row | None":
+        return self.result().fetchone()
+
+
+def fill_pending(queued, results) -> None:
+    """Hand each prefetched statement of ``queued`` its cursor from ``results`` (in the same order)."""
+    for (_, _, pending), cursor in zip(queued, results):
+        if pending is not None:
+            pending.cursor = cursor
+
+
 class Cursor:
     """The result of one statement: rows (if any), ``rowcount`` and ``lastrowid``."""
 
@@ -180,7 +214,9 @@ class PgConnection:
         self.family = family if family is not None else Family()
         self.applied = -1  # the family's settings version this connection carries (pooled connections)
         self.in_transaction = False
-        self.deferred: list[tuple[str, Any]] = []  # statements queued by defer(), sent before the next one
+        # statements queued by defer() and prefetch() (with the Pending a prefetch fills, else None),
+        # sent in front of the next statement
+        self.deferred: list[tuple[str, Any, Pending | None]] = []
 
     @property
     def statements(self) -> int:
@@ -230,7 +266,17 @@ class PgConnection:
         if not self.in_transaction:
             self._send([(statement, _params(params), None)])
             return
-        self.deferred.append((statement, _params(params)))
+        self.deferred.append((statement, _params(params), None))
+
+    def prefetch(self, sql: str, params: Any = (), *, native: bool = False) -> "Pending":
+        """Queue a read whose answer is needed later: it travels with the next statement (in front of
+        it, in order), and its rows are kept in the returned :class:`Pending`. Asking the Pending for
+        them before anything else was sent sends the queue then (still one round trip). The read
+        runs where it stands in the queue: it sees the statements queued before it, not those after."""
+        statement, returning = (sql, None) if native else translate(sql)
+        pending = Pending(self, statement, _params(params), returning)
+        self.deferred.append((statement, pending.params, pending))
+        return pending
 
     def batch(self, statements: list[tuple[str, Any]]) -> list[list[Row]]:
         """The rows of each statement (SQLite dialect), sent together in one pipelined round trip.
@@ -242,9 +288,8 @@ class PgConnection:
     def _send(self, items: list[tuple[str, Any, str | None]]) -> list[Cursor]:
         """Run ``items`` (native SQL, parameters, RETURNING column) after any deferred statements:
         one statement alone is sent as is, several in pipeline mode; either way one round trip."""
-        queued = [(statement, params, None) for statement, params in self.deferred]
-        self.deferred = []
-        items = queued + items
+        queued, self.deferred = self.deferred, []
+        items = [(statement, params, pending.returning if pending else None) for statement, params, pending in queued] + items
         if not items:
             return []
         for statement, _, _ in items:
@@ -254,16 +299,19 @@ class PgConnection:
         try:
             if len(items) == 1:
                 statement, params, returning = items[0]
-                return [self._result(self.raw.execute(statement, params), returning)]
-            with self.raw.pipeline():
-                cursors = [self.raw.execute(statement, params) for statement, params, _ in items]
-            results = [self._result(cur, returning) for cur, (_, _, returning) in zip(cursors, items)]
+                results = [self._result(self.raw.execute(statement, params), returning)]
+            else:
+                with self.raw.pipeline():
+                    cursors = [self.raw.execute(statement, params) for statement, params, _ in items]
+                results = [self._result(cur, returning) for cur, (_, _, returning) in zip(cursors, items)]
         except psycopg.Error as exc:
             raise as_sqlite_error(exc) from exc
+        fill_pending(queued, results)
         return results[len(queued):]
 
     def discard_deferred(self) -> None:
-        """Drop the queued statements (the transaction they belonged to is rolling back)."""
+        """Drop the queued statements (the transaction they belonged to is rolling back; a dropped
+        prefetch runs on its own if its rows are still asked for)."""
         self.deferred = []
 
     def executemany(self, sql: str, seq_of_params) -> Cursor:

@@ -71,11 +71,25 @@ _TEXT_OF = (
     "FROM records r WHERE r.seq = %s"
 )
 
+_SEQ_AND_TEXT_OF_ID = _TEXT_OF.replace("SELECT r.status,", "SELECT r.seq, r.status,", 1).replace("WHERE r.seq = %s", "WHERE r.id = %s")
+
 
 def text_of(conn, record_seq: int) -> tuple[str, str, str] | None:
     """(content, subject text, alias text) of a record as its full-text row holds them, in one round
     trip (the same values as ``records.fts_text_for``); None for a deleted or missing record."""
-    row = conn.execute_native(_TEXT_OF, (record_seq,)).fetchone()
+    return _text(conn.execute_native(_TEXT_OF, (record_seq,)).fetchone())
+
+
+def seq_and_text_of(conn, record_id: str) -> tuple[int, tuple[str, str, str] | None]:
+    """The seq of the record with id ``record_id`` and its :func:`text_of`, read by id in one
+    statement (for a record whose queued insert travels with this read)."""
+    row = conn.execute_native(_SEQ_AND_TEXT_OF_ID, (record_id,)).fetchone()
+    if row is None:
+        raise LookupError(f"record {record_id} was not inserted")
+    return int(row[0]), _text(row[1:])
+
+
+def _text(row) -> tuple[str, str, str] | None:
     if row is None or row[0] == "deleted":
         return None
     status, content, attribute, subject_name, aliases, procedure = row

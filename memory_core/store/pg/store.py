@@ -188,7 +188,7 @@ class PgStore(Store):
                 return
             # BEGIN and the locks are queued, not sent: they travel with the transaction's first
             # statement (usually its first read), in order, so that read still runs under the locks.
-            self.conn.deferred.extend([("BEGIN", None), *lock_statements(scopes)])
+            self.conn.deferred.extend((sql, params, None) for sql, params in [("BEGIN", None), *lock_statements(scopes)])
             self.conn.in_transaction = True
             self._depth, self._held, self._changes, self._deferred = 1, held_by(scopes), [], []
             try:
@@ -214,12 +214,16 @@ class PgStore(Store):
         self.conn.statements += 1
         try:
             with raw.pipeline():
-                for statement, params in [*queued, *statements]:
+                cursors = [raw.execute(statement, params or None) for statement, params, _ in queued]
+                for statement, params in statements:
                     raw.execute(statement, params or None)
             self.conn.in_transaction = False
         except psycopg.Error as exc:
             self._rollback()
             raise as_sqlite_error(exc) from exc
+        for cur, (_, _, pending) in zip(cursors, queued):  # a prefetch that travelled with the COMMIT
+            if pending is not None:
+                pending.cursor = PgConnection._result(cur, pending.returning)
 
     def _rollback(self) -> None:
         self._changes, self._deferred = [], []

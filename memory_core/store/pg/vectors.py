@@ -48,17 +48,24 @@ def count_from_table(store, scopes, statuses, types, lapsed_at: str | None) -> t
     """The admitted rows from ``record_counts`` (kept by triggers on ``records``), less the
     provisional records with a vector past their expiry at ``lapsed_at``, in one round trip.
     Returns (admitted, lapsed provisional excluded, the store's records version read with them)."""
+    return counted(store.query_one(*count_statement(scopes, statuses, types, lapsed_at)))
+
+
+def count_statement(scopes, statuses, types, lapsed_at: str | None) -> tuple[str, list]:
+    """:func:`count_from_table`'s statement and parameters (to send in a batch with others)."""
     clauses, params = filter_clauses(scopes, statuses, types)
     counted = f"COALESCE((SELECT sum(r.n) FROM record_counts r WHERE {' AND '.join(clauses)}), 0)"
     if lapsed_at is None:
-        row = store.query_one(f"SELECT {counted}, 0, {_RECORDS_VERSION}", params)
-    else:
-        scope_type = [c for c in clauses if not c.startswith("r.status")]
-        lapsed_params = params[:2 * len(scopes)] + (list(types) if types else [])
-        row = store.query_one(
-            f"SELECT {counted}, (SELECT count(*) FROM records r WHERE r.status = 'provisional' AND r.expires_at IS NOT NULL "
+        return f"SELECT {counted}, 0, {_RECORDS_VERSION}", params
+    scope_type = [c for c in clauses if not c.startswith("r.status")]
+    lapsed_params = params[:2 * len(scopes)] + (list(types) if types else [])
+    return (f"SELECT {counted}, (SELECT count(*) FROM records r WHERE r.status = 'provisional' AND r.expires_at IS NOT NULL "
             f"AND r.expires_at <= ? AND r.embedding_vec IS NOT NULL AND {' AND '.join(scope_type)}), {_RECORDS_VERSION}",
             [*params, lapsed_at, *lapsed_params])
+
+
+def counted(row) -> tuple[int, int, int]:
+    """:func:`count_from_table`'s answer from its statement's row."""
     return int(row[0]) - int(row[1]), int(row[1]), int(row[2]) if row[2] is not None else 0
 
 

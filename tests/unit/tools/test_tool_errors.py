@@ -87,7 +87,7 @@ def test_failure_inside_the_transaction_rolls_everything_back(alice, service, mo
     def explode(*args, **kwargs):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(writer, "fts_sync", explode)
+    monkeypatch.setattr(writer, "fts_sync_new", explode)  # after the record, its links and their queued rows
     before = snapshot(service)
     result = alice.call_tool("memory_write", {"type": "semantic", "content": "The user likes tea.", "attribute": "drink"})
     assert result == {"ok": False, "error": {"code": "internal_error", "message": "internal error: RuntimeError"}}
