@@ -85,12 +85,19 @@ def dirs(tmp_path: Path) -> tuple[Path, Path]:
     return home, project
 
 
-def test_claude_mcp_list_connects_to_the_server_and_reports_a_broken_store(claude, tmp_path):
+def host_with_server(claude: str, tmp_path: Path) -> tuple[Path, Path, Path, dict[str, str]]:
+    """A store alice's Claude Code agent may read, a HOME and a project for Claude Code, its
+    environment, and our server added to its user config as docs/mcp.md says."""
     store = tmp_path / "memory.sqlite"
     prepare(store, grants=[("claude-code", "user:alice")])
     home, project = dirs(tmp_path)
     env = host_env(home)
     mcp_add(claude, store, env, project)
+    return store, home, project, env
+
+
+def test_claude_mcp_list_connects_to_the_server_and_reports_a_broken_store(claude, tmp_path):
+    store, home, project, env = host_with_server(claude, tmp_path)
     listed = run(claude, ["mcp", "list"], env, project)
     assert listed.returncode == 0, listed.stderr
     assert re.search(r"^agent-memory: .*agent-memory mcp --path .*✔ Connected$", listed.stdout, re.M), listed.stdout
@@ -159,11 +166,7 @@ def session(claude: str, model: ScriptedModel, script: Script, prompt: str, env:
 
 
 def test_two_claude_code_sessions_remember_through_the_server_and_the_hooks(claude, tmp_path):
-    store = tmp_path / "memory.sqlite"
-    prepare(store, grants=[("claude-code", "user:alice")])
-    home, project = dirs(tmp_path)
-    env = host_env(home)
-    mcp_add(claude, store, env, project)
+    store, home, project, env = host_with_server(claude, tmp_path)
     (project / ".claude").mkdir()
     (project / ".claude" / "settings.json").write_text(snippets()["claude-settings-hooks"].replace(STORE, str(store)))
 
@@ -215,11 +218,7 @@ def test_two_claude_code_sessions_remember_through_the_server_and_the_hooks(clau
 
 def test_without_permission_claude_code_does_not_call_the_tool(claude, tmp_path):
     """The permission check is Claude Code's: with no --allowedTools, -p mode denies the call."""
-    store = tmp_path / "memory.sqlite"
-    prepare(store, grants=[("claude-code", "user:alice")])
-    home, project = dirs(tmp_path)
-    env = host_env(home)
-    mcp_add(claude, store, env, project)
+    store, home, project, env = host_with_server(claude, tmp_path)
     write = Script()
     write.tool, write.arguments = WRITE, {"type": "semantic", "content": "The user's favourite tea is genmaicha."}
     with ScriptedModel(write) as model:
